@@ -1,0 +1,200 @@
+import type { TSchema } from '@sinclair/typebox';
+import type { ValidationIssue } from '../../../errors/validation-error.js';
+import type { JsonObject } from '../../../json/json-value.js';
+import type {
+  FailureKind,
+  JobState,
+  ResourceName,
+  Resources,
+} from '../../job.js';
+import type { Profile } from '../../profile.js';
+import type { TransportV1 } from '../../transport/v1/transport-v1.js';
+
+/** What a backend can do, declared rather than guessed. */
+export interface BackendCapabilitiesV1 {
+  /** Which `resources` fields the backend honours; others are refused at submit. */
+  readonly resources: readonly ResourceName[];
+  /** Whether pass-through `schedulerOptions` are accepted. */
+  readonly schedulerOptions: boolean;
+  /** Whether the backend needs a host (`ssh`), may have one (`slurm`), or never has one (`local`). */
+  readonly host: 'required' | 'optional' | 'none';
+  /** Whether `recover` can find a job whose submit was interrupted. */
+  readonly recoverSubmit: boolean;
+  /** Whether `readLog` can return output while the job runs. */
+  readonly logs: boolean;
+}
+
+/** Everything a backend may use for one operation. */
+export interface BackendContextV1 {
+  /** Reaches the target; shared by every operation on it. */
+  readonly transport: TransportV1;
+  /** yonder's local state directory (the ledger's home). */
+  readonly stateDirectory: string;
+  readonly signal?: AbortSignal;
+}
+
+/** A job as a backend sees it when polling, cancelling or reading logs. */
+export interface BackendJobV1 {
+  readonly id: string;
+  readonly name: string;
+  readonly externalId: string | null;
+  readonly state: JobState;
+  readonly createdAt: string;
+  readonly cancelRequested: boolean;
+  readonly profile: Profile;
+  /** What the backend returned as `data` at submit. */
+  readonly data: JsonObject;
+}
+
+/** A job to start. */
+export interface SubmitRequestV1 {
+  /** yonder's id for the job: use it to name the job directory and the marker. */
+  readonly id: string;
+  readonly name: string;
+  /** A string that ties the scheduler's record to this job (`yonder:<id>`). */
+  readonly marker: string;
+  /** argv with `{settings}` still in it; use `renderArgv` once the settings path is known. */
+  readonly argv: readonly string[];
+  /** The settings after path mapping, as the text to write; undefined when there are none. */
+  readonly settingsText?: string;
+  readonly env: Readonly<Record<string, string>>;
+  readonly secrets: Readonly<Record<string, string>>;
+  readonly resources: Resources;
+  readonly schedulerOptions: readonly string[];
+  readonly cwd?: string;
+  readonly profile: Profile;
+}
+
+/** What a successful submit (or a recovery) found. */
+export interface SubmitResultV1 {
+  /** The scheduler's id (a pid for workstation backends), validated. */
+  readonly externalId: string;
+  readonly state: 'pending' | 'running';
+  readonly nativeState?: string;
+  /** Backend data kept with the job and handed back on every later call. */
+  readonly data: JsonObject;
+}
+
+/** A job found by the query: its normalised and raw state. */
+export interface FoundObservationV1 {
+  readonly kind: 'found';
+  readonly state: JobState;
+  readonly nativeState: string;
+  readonly exitCode?: number | null;
+  readonly signal?: string | null;
+  readonly reason?: string | null;
+  readonly failureKind?: FailureKind | null;
+  /** What answered: `squeue`, `sacct`, `exit-code-file`, `process`… */
+  readonly source: string;
+}
+
+/** The source does not know the job. Not the same as finished. */
+export interface AbsentObservationV1 {
+  readonly kind: 'absent';
+  readonly source: string;
+  readonly detail?: string;
+}
+
+/** The query could not be made. Never changes a job's state. */
+export interface QueryFailedObservationV1 {
+  readonly kind: 'query-failed';
+  readonly source: string;
+  readonly error: { readonly code: string; readonly message: string };
+}
+
+export type ObservationV1 = FoundObservationV1 | AbsentObservationV1 | QueryFailedObservationV1;
+
+export type CancelOutcomeV1 =
+  | { readonly kind: 'sent' }
+  | { readonly kind: 'not-running' }
+  | { readonly kind: 'failed'; readonly error: { readonly code: string; readonly message: string } };
+
+/** A piece of a job's output. */
+export interface LogChunkV1 {
+  /** Whether the log exists yet. */
+  readonly exists: boolean;
+  readonly text: string;
+  /** Byte offset just after `text`; pass it back to read what follows. */
+  readonly offset: number;
+  /** A message for people when there is nothing to show (e.g. not created yet). */
+  readonly message?: string;
+}
+
+export interface ReadLogOptionsV1 {
+  /** Return the last N lines. Ignored when `offset` is given. */
+  readonly tailLines?: number;
+  /** Return what follows this byte offset. */
+  readonly offset?: number;
+  /** Read at most this many bytes. Default 1 MiB. */
+  readonly maxBytes?: number;
+}
+
+/** What `profile check` found. */
+export interface ProbeReportV1 {
+  readonly ok: boolean;
+  /** Facts found, e.g. `{ "slurmVersion": "22.05.8", "accounting": true }`. */
+  readonly facts: JsonObject;
+  readonly problems: readonly string[];
+}
+
+/**
+ * A backend: what runs a job. It never opens connections itself; every
+ * command goes through `context.transport`. Core's JobManager is the only
+ * thing that changes a job's state: a backend reports, core decides.
+ */
+export interface BackendV1 {
+  readonly specificationVersion: 'v1';
+  /** The registry id (`local`, `slurm`, `ssh`, `command`, or a plugin's). */
+  readonly id: string;
+  readonly capabilities: BackendCapabilitiesV1;
+  /** TypeBox schema of `profile.options` (strict: no unknown keys). */
+  readonly optionsSchema: TSchema;
+  /** Backend-specific checks beyond the schema. Returns dot-path issues; never throws. */
+  validateProfile(profile: Profile): ValidationIssue[];
+  /** Jobs whose profiles give the same key are polled and cancelled together. */
+  targetKey(profile: Profile): string;
+  /** Reach the target and report what is there (`yonder profile check`). */
+  probe(profile: Profile, context: BackendContextV1): Promise<ProbeReportV1>;
+  /**
+   * Start a job.
+   * @throws YonderError `E_SUBMIT_FAILED` when the target refused it (nothing was started),
+   *   `E_TRANSPORT`/`E_TIMEOUT` when it is not known whether it started.
+   */
+  submit(request: SubmitRequestV1, context: BackendContextV1): Promise<SubmitResultV1>;
+  /**
+   * Find jobs whose submit was interrupted: the result if the target has the job, null if it
+   * certainly does not. Only called when `capabilities.recoverSubmit`.
+   * @throws YonderError when the target cannot be asked.
+   */
+  recover?(
+    requests: readonly SubmitRequestV1[],
+    context: BackendContextV1,
+  ): Promise<ReadonlyMap<string, SubmitResultV1 | null>>;
+  /**
+   * Observe every given job (all on one target) in as few commands as possible.
+   * A job missing from the map counts as a failed query. Should not throw; if it does,
+   * every job counts as a failed query.
+   */
+  poll(
+    jobs: readonly BackendJobV1[],
+    context: BackendContextV1,
+  ): Promise<ReadonlyMap<string, ObservationV1>>;
+  /**
+   * Ask for the jobs to stop (`force`: the last resort, after the grace period).
+   * @throws YonderError when the target cannot be reached at all.
+   */
+  cancel(
+    jobs: readonly BackendJobV1[],
+    context: BackendContextV1,
+    options: { readonly force: boolean },
+  ): Promise<ReadonlyMap<string, CancelOutcomeV1>>;
+  /**
+   * Read the job's output.
+   * @throws YonderError `E_LOG_UNAVAILABLE` when it cannot be read.
+   */
+  readLog(
+    job: BackendJobV1,
+    options: ReadLogOptionsV1,
+    context: BackendContextV1,
+  ): Promise<LogChunkV1>;
+}

@@ -1,0 +1,36 @@
+export type {
+  AbsentObservationV1,
+  BackendCapabilitiesV1,
+  BackendContextV1,
+  BackendJobV1,
+  BackendV1,
+  CancelOutcomeV1,
+  FoundObservationV1,
+  LogChunkV1,
+  ObservationV1,
+  ProbeReportV1,
+  QueryFailedObservationV1,
+  ReadLogOptionsV1,
+  SubmitRequestV1,
+  SubmitResultV1,
+} from './backend/v1/backend-v1.js';
+export {
+  type FailureKind,
+  type JobRecord,
+  type JobSpec,
+  type JobState,
+  type ProcessIdentity,
+  RESOURCE_NAMES,
+  type ResourceName,
+  type Resources,
+  type Transition,
+} from './job.js';
+export type { Profile } from './profile.js';
+export type {
+  LeaseV1,
+  ListJobsOptionsV1,
+  ListJobsResultV1,
+  StoreProblemV1,
+  StoreV1,
+} from './store/v1/store-v1.js';
+export type { RunOptionsV1, RunResultV1, TransportV1 } from './transport/v1/transport-v1.js';

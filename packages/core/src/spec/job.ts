@@ -1,0 +1,131 @@
+import type { JsonObject, JsonValue } from '../json/json-value.js';
+import type { Profile } from './profile.js';
+
+/** The states every job is in, whatever runs it. */
+export type JobState =
+  | 'submitting'
+  | 'pending'
+  | 'running'
+  | 'succeeded'
+  | 'failed'
+  | 'cancelled'
+  | 'unknown';
+
+/** Whose fault a failure is. */
+export type FailureKind = 'application' | 'infrastructure';
+
+/** What a job asks of the scheduler. Backends declare which of these they honour. */
+export interface Resources {
+  /** Wall-clock limit, in Slurm's forms: `MM`, `MM:SS`, `HH:MM:SS`, `D-HH`, `D-HH:MM`, `D-HH:MM:SS`. */
+  time?: string;
+  cpus?: number;
+  /** Memory per node with a unit: `512M`, `4G`, `1T` (K, M, G, T; no unit means megabytes). */
+  memory?: string;
+  gpus?: number;
+  nodes?: number;
+  partition?: string;
+  account?: string;
+  qos?: string;
+}
+
+export type ResourceName = keyof Resources;
+
+export const RESOURCE_NAMES: readonly ResourceName[] = [
+  'time',
+  'cpus',
+  'memory',
+  'gpus',
+  'nodes',
+  'partition',
+  'account',
+  'qos',
+];
+
+/** What a caller asks yonder to run. */
+export interface JobSpec {
+  /** The program and its arguments, passed without a shell. `{settings}` inside a token is replaced by the settings file's path on the target. */
+  argv: string[];
+  /** A human name; defaults to the program's base name. */
+  name?: string;
+  /** A JSON object written next to the job (after path mapping) and referenced by `{settings}`. */
+  settings?: JsonObject;
+  /** Environment variables for the job. Stored in the ledger. */
+  env?: Record<string, string>;
+  /** Environment variables that are never put in argv, a log or the ledger: they travel into a 0600 file the job reads. */
+  secrets?: Record<string, string>;
+  resources?: Resources;
+  /** Extra scheduler options, one argument per element, passed as they are (never through a shell). */
+  schedulerOptions?: string[];
+  /** The directory the job runs in on the target; defaults per backend. */
+  cwd?: string;
+}
+
+/** One state change, as kept in a job's history. */
+export interface Transition {
+  at: string;
+  from: JobState | null;
+  to: JobState;
+  /** What reported it: `submit`, `squeue`, `sacct`, `exit-code-file`, `cancel`, `pending-timeout`… */
+  source: string;
+  nativeState: string | null;
+  reason?: string | null;
+}
+
+/** The identity of a process, robust to pid reuse. */
+export interface ProcessIdentity {
+  pid: number;
+  /** Start time in clock ticks since boot, from /proc/PID/stat field 22. */
+  startTime: string;
+  bootId: string;
+  host: string;
+}
+
+/** The ledger's record of one job. */
+export interface JobRecord {
+  id: string;
+  name: string;
+  /** The profile's name at submission time. */
+  profile: string;
+  backend: string;
+  /** The backend's grouping key: jobs with the same target are polled together. */
+  target: string;
+  state: JobState;
+  nativeState: string | null;
+  exitCode: number | null;
+  signal: string | null;
+  reason: string | null;
+  failureKind: FailureKind | null;
+  externalId: string | null;
+  createdAt: string;
+  updatedAt: string;
+  submittedAt: string | null;
+  finishedAt: string | null;
+  /** The last error met while submitting, polling or cancelling; cleared by a healthy poll. */
+  error: { code: string; message: string } | null;
+  history: Transition[];
+  /** When a cancel was first asked for, and why (`user` or `pending-timeout`). */
+  cancel: { requestedAt: string; reason: 'user' | 'pending-timeout'; lastSentAt: string | null } | null;
+  /** Healthy polls in a row that did not find the job. */
+  misses: number;
+  /** When the job was last seen pending (start of the current pending spell). */
+  pendingSince: string | null;
+  spec: {
+    argv: string[];
+    env: Record<string, string>;
+    secretNames: string[];
+    resources: Resources;
+    schedulerOptions: string[];
+    cwd: string | null;
+    settingsSha256: string | null;
+  };
+  /** The profile as it was at submission, so the job stays operable after the profile changes. */
+  profileSnapshot: Profile;
+  /** Who is submitting (while `submitting`), so an interrupted submit can be told from a slow one. */
+  submitter: ProcessIdentity | null;
+  /** The backend's own per-job data (paths, pids…), opaque to core. */
+  data: JsonObject;
+  /** Incremented on every write. */
+  revision: number;
+}
+
+export type { JsonObject, JsonValue };

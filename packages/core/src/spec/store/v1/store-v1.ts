@@ -1,0 +1,77 @@
+import type { JobRecord } from '../../job.js';
+import type { Profile } from '../../profile.js';
+
+/** A record the store could not read: reported with where it is, never silently dropped. */
+export interface StoreProblemV1 {
+  /** Where the record lives (a path for file stores). */
+  readonly location: string;
+  readonly message: string;
+}
+
+export interface ListJobsOptionsV1 {
+  /** Only jobs that are not terminal. Must not read the whole history. */
+  readonly activeOnly?: boolean;
+  /** With `activeOnly` false: at most this many of the most recently created jobs. */
+  readonly limit?: number;
+}
+
+export interface ListJobsResultV1 {
+  /** Newest first. */
+  readonly jobs: JobRecord[];
+  readonly problems: StoreProblemV1[];
+}
+
+/** A held lease: while held, no other holder gets the same key. */
+export interface LeaseV1 {
+  readonly key: string;
+  /** When the previous holder said the work last completed (ISO time), if ever. */
+  readonly lastCompletedAt: string | null;
+  /** Give the lease up; `completed` records that the shared work was done now. */
+  release(options?: { readonly completed?: boolean }): Promise<void>;
+}
+
+/**
+ * The ledger: profiles, jobs, and leases that let several yonder processes share one poll.
+ * Every write is atomic; concurrent writers never lose each other's updates.
+ */
+export interface StoreV1 {
+  readonly specificationVersion: 'v1';
+  readonly id: string;
+  /** Where the ledger lives, for messages. */
+  readonly location: string;
+
+  /** @throws YonderError `E_INVALID_PROFILE` when the profile does not validate. */
+  saveProfile(profile: Profile): Promise<void>;
+  /** @throws YonderError `E_CORRUPT_RECORD` when the stored profile cannot be read. */
+  getProfile(name: string): Promise<Profile | undefined>;
+  listProfiles(): Promise<{ profiles: Profile[]; problems: StoreProblemV1[] }>;
+  /** Returns whether it existed. */
+  removeProfile(name: string): Promise<boolean>;
+
+  /** @throws YonderError `E_STORE` when a job with the same id exists. */
+  createJob(job: JobRecord): Promise<void>;
+  /** @throws YonderError `E_CORRUPT_RECORD` when the record cannot be read. */
+  getJob(id: string): Promise<JobRecord | undefined>;
+  /** Ids of every job whose id starts with `prefix`. */
+  findJobIds(prefix: string): Promise<string[]>;
+  /**
+   * Read, change and write one job atomically with respect to every other writer.
+   * `change` gets the current record and returns the new one, or undefined to leave it.
+   * @throws YonderError `E_NO_SUCH_JOB` when there is no such job.
+   */
+  updateJob(
+    id: string,
+    change: (job: JobRecord) => JobRecord | undefined,
+  ): Promise<JobRecord>;
+  listJobs(options?: ListJobsOptionsV1): Promise<ListJobsResultV1>;
+
+  /**
+   * Try to take the lease `key` for at most `ttlMs`. Undefined when a live holder has it.
+   * A holder that died or overran its ttl loses it.
+   */
+  tryLease(key: string, ttlMs: number): Promise<LeaseV1 | undefined>;
+  /** Resolve once `key` is free (or after `timeoutMs`), returning its last completion time. */
+  waitForLease(key: string, timeoutMs: number): Promise<string | null>;
+
+  close(): Promise<void>;
+}

@@ -1,0 +1,53 @@
+/** Options for one command run through a transport. */
+export interface RunOptionsV1 {
+  /** Written to the command's stdin, then stdin is closed. Without it stdin is empty. */
+  input?: string | Buffer;
+  /** Kill the command after this long. Remote transports also bound it on the far side. Default 60 s. */
+  timeoutMs?: number;
+  /** Keep at most this many bytes of each of stdout and stderr (the rest is counted, not kept). Default 8 MiB. */
+  maxOutputBytes?: number;
+  /** Environment variables to set; `unsetEnv` names ones to remove (for sanitising). */
+  env?: Record<string, string>;
+  unsetEnv?: readonly string[];
+  /** Remove every variable whose name starts with one of these prefixes. */
+  unsetEnvPrefixes?: readonly string[];
+  cwd?: string;
+  signal?: AbortSignal;
+}
+
+/** What a finished command produced. A non-zero exit is a result, not an exception. */
+export interface RunResultV1 {
+  exitCode: number | null;
+  signal: string | null;
+  stdout: string;
+  stderr: string;
+  stdoutTruncated: boolean;
+  stderrTruncated: boolean;
+  durationMs: number;
+}
+
+/**
+ * How a host is reached. Never a local shell: `run` takes argv. `runScript`
+ * runs a fixed POSIX sh script with its values as positional parameters
+ * (`$1`…), so no value is ever parsed by a shell.
+ */
+export interface TransportV1 {
+  readonly specificationVersion: 'v1';
+  /** The transport's registry id (`local`, `ssh`). */
+  readonly id: string;
+  /** A stable description of the host reached, for grouping and messages. */
+  readonly target: string;
+  /**
+   * Run one program with arguments.
+   * @throws YonderError `E_COMMAND_NOT_FOUND` when the program does not exist,
+   *   `E_TIMEOUT` when the time limit passed, `E_TRANSPORT` when the host cannot be reached.
+   */
+  run(argv: readonly string[], options?: RunOptionsV1): Promise<RunResultV1>;
+  /**
+   * Run a fixed `sh` script; `args` become `$1`, `$2`… and are never interpolated.
+   * @throws YonderError as for `run`.
+   */
+  runScript(script: string, args: readonly string[], options?: RunOptionsV1): Promise<RunResultV1>;
+  /** Release connections. Safe to call twice. */
+  close(): Promise<void>;
+}

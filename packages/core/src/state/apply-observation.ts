@@ -1,0 +1,141 @@
+import type { ObservationV1 } from '../spec/backend/v1/backend-v1.js';
+import type { FailureKind, JobRecord, JobState } from '../spec/job.js';
+import { isTerminal } from './job-states.js';
+
+export interface StatePolicy {
+  /** Healthy polls in a row that may miss a job before it is declared lost. */
+  readonly maxMisses: number;
+}
+
+export const DEFAULT_STATE_POLICY: StatePolicy = { maxMisses: 3 };
+
+export interface TransitionFields {
+  source: string;
+  nativeState?: string | null;
+  reason?: string | null;
+  exitCode?: number | null;
+  signal?: string | null;
+  failureKind?: FailureKind | null;
+}
+
+/**
+ * Move a job to `to`, recording the transition. Terminal states are final: a job already in
+ * one is returned unchanged. Recording happens when the state or the native state changes.
+ */
+export function transition(
+  job: JobRecord,
+  to: JobState,
+  fields: TransitionFields,
+  now: Date,
+): JobRecord {
+  if (isTerminal(job.state)) return job;
+  const at = now.toISOString();
+  const nativeState = fields.nativeState === undefined ? job.nativeState : fields.nativeState;
+  const changed = job.state !== to || job.nativeState !== nativeState;
+  const next: JobRecord = {
+    ...job,
+    state: to,
+    nativeState,
+    history: changed
+      ? [
+          ...job.history,
+          {
+            at,
+            from: job.state,
+            to,
+            source: fields.source,
+            nativeState,
+            ...(fields.reason ? { reason: fields.reason } : {}),
+          },
+        ]
+      : job.history,
+  };
+  if (to === 'pending') next.pendingSince = job.state === 'pending' && job.pendingSince ? job.pendingSince : at;
+  else next.pendingSince = null;
+  if (fields.reason !== undefined) next.reason = fields.reason;
+  if (isTerminal(to)) {
+    next.finishedAt = at;
+    next.exitCode = fields.exitCode ?? null;
+    next.signal = fields.signal ?? null;
+    next.failureKind = to === 'failed' ? (fields.failureKind ?? 'application') : null;
+  } else {
+    if (fields.exitCode !== undefined) next.exitCode = fields.exitCode;
+    if (fields.signal !== undefined) next.signal = fields.signal;
+  }
+  return next;
+}
+
+const CANCEL_SIGNALS = new Set(['SIGTERM', 'SIGKILL', 'SIGINT', 'SIGHUP']);
+
+function diedOfCancelSignal(observation: { signal?: string | null; exitCode?: number | null }): boolean {
+  if (observation.signal && CANCEL_SIGNALS.has(observation.signal)) return true;
+  return observation.exitCode === 143 || observation.exitCode === 137;
+}
+
+/**
+ * The rules of a job's life (ARCHITECTURE.md), in one place for every backend:
+ * a failed query changes nothing; absence is tolerated for a bounded number of healthy
+ * polls, then the job is lost; terminal states are final; a user's cancel is kept when
+ * the job ends cancelled, cleanly, or of the signal sent; a pending timeout is a failure.
+ */
+export function applyObservation(
+  job: JobRecord,
+  observation: ObservationV1,
+  now: Date,
+  policy: StatePolicy = DEFAULT_STATE_POLICY,
+): JobRecord {
+  if (isTerminal(job.state)) return job;
+  if (observation.kind === 'query-failed') {
+    return { ...job, error: { code: observation.error.code, message: observation.error.message } };
+  }
+  if (observation.kind === 'absent') {
+    const misses = job.misses + 1;
+    const base: JobRecord = { ...job, misses, error: null };
+    if (misses < policy.maxMisses) return base;
+    if (job.cancel?.reason === 'user') {
+      return transition(base, 'cancelled', { source: observation.source, reason: 'cancelled' }, now);
+    }
+    return transition(
+      base,
+      'failed',
+      {
+        source: observation.source,
+        reason: 'lost',
+        failureKind: 'infrastructure',
+        nativeState: job.nativeState,
+      },
+      now,
+    );
+  }
+  const base: JobRecord = { ...job, misses: 0, error: null };
+  let to = observation.state;
+  let reason = observation.reason ?? null;
+  let failureKind = observation.failureKind ?? null;
+  if (isTerminal(to) && job.cancel) {
+    if (job.cancel.reason === 'user') {
+      if (to === 'cancelled' || to === 'succeeded' || (to === 'failed' && diedOfCancelSignal(observation))) {
+        to = 'cancelled';
+        reason = reason ?? 'cancelled';
+        failureKind = null;
+      }
+    } else if (to === 'cancelled' || diedOfCancelSignal(observation)) {
+      to = 'failed';
+      reason = 'pending-timeout';
+      failureKind = 'infrastructure';
+    }
+  }
+  if (to === 'unknown') reason = `unrecognised native state "${observation.nativeState}"`;
+  return transition(
+    base,
+    to,
+    {
+      source: observation.source,
+      nativeState: observation.nativeState,
+      reason: isTerminal(to) || to === 'unknown' ? reason : (reason ?? null),
+      exitCode: observation.exitCode ?? null,
+      signal: observation.signal ?? null,
+      failureKind,
+    },
+    now,
+  );
+}

@@ -1,0 +1,8 @@
+export {
+  checkTemplate,
+  type ParsedTemplate,
+  parseTemplate,
+  renderTemplate,
+  replacePlaceholder,
+} from './render-template.js';
+export { splitCommandLine } from './split-template.js';

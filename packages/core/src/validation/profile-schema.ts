@@ -1,0 +1,110 @@
+import { type Static, type TSchema, Type } from '@sinclair/typebox';
+import { Value, ValueErrorType } from '@sinclair/typebox/value';
+import type { ValidationIssue } from '../errors/validation-error.js';
+import type { Profile } from '../spec/profile.js';
+import {
+  checkAbsolutePath,
+  checkHost,
+  checkText,
+  PLUGIN_ID_PATTERN,
+  PROFILE_NAME_PATTERN,
+} from './validate-fields.js';
+
+/** The fields every profile has, whatever its backend. Strict: unknown keys are refused. */
+export const ProfileSchema = Type.Object(
+  {
+    name: Type.String({ description: 'The profile name: letters, digits, space . _ -; at most 64.' }),
+    backend: Type.String({ description: 'The backend id: local, ssh, slurm, command, or a plugin’s.' }),
+    host: Type.Optional(Type.String({ description: 'Host or ssh config alias.' })),
+    workdir: Type.Optional(Type.String({ description: 'Absolute directory on the target for job directories.' })),
+    localRoot: Type.Optional(Type.String({ description: 'Local dataset root mapped to remoteRoot.' })),
+    remoteRoot: Type.Optional(Type.String({ description: 'The same dataset root as seen on the target.' })),
+    pendingTimeoutSeconds: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 2_592_000, description: 'Fail a job still pending after this long.' }),
+    ),
+    pollSeconds: Type.Optional(Type.Number({ minimum: 1, maximum: 3600, description: 'Polling interval for wait and follow.' })),
+    cancelGraceSeconds: Type.Optional(
+      Type.Number({ minimum: 0, maximum: 3600, description: 'Seconds between the polite and the forceful cancel.' }),
+    ),
+    options: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'Backend options.' })),
+  },
+  { additionalProperties: false, $id: 'https://yonder.dev/schema/profile.json' },
+);
+
+export type ProfileFields = Static<typeof ProfileSchema>;
+
+/** JSON pointer (`/options/x`) to dot path (`options.x`). */
+export function pointerToPath(pointer: string, prefix = ''): string {
+  const path = pointer
+    .split('/')
+    .slice(1)
+    .map((part) => part.replaceAll('~1', '/').replaceAll('~0', '~'))
+    .join('.');
+  return prefix ? (path ? `${prefix}.${path}` : prefix) : path;
+}
+
+/** Check a value against a TypeBox schema; the issues as dot paths. */
+export function checkSchema(schema: TSchema, value: unknown, prefix = ''): ValidationIssue[] {
+  const issues: ValidationIssue[] = [];
+  for (const error of Value.Errors(schema, value)) {
+    const path = pointerToPath(error.path, prefix);
+    if (error.type === ValueErrorType.ObjectAdditionalProperties) {
+      const extra = Object.keys((error.value as object) ?? {});
+      issues.push({ path, message: `unknown field${extra.length > 1 ? 's' : ''} (${error.message.toLowerCase()})` });
+      continue;
+    }
+    issues.push({ path: path || prefix, message: error.message.toLowerCase() });
+  }
+  const seen = new Set<string>();
+  return issues.filter((issue) => {
+    const key = `${issue.path}\0${issue.message}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
+/**
+ * Validate the fields every profile has (the backend's own options are checked by the backend).
+ * Returns every problem as a dot path and a message that says how to fix it.
+ */
+export function validateProfileFields(profile: unknown): ValidationIssue[] {
+  if (typeof profile !== 'object' || profile === null || Array.isArray(profile)) {
+    return [{ path: '', message: 'a profile must be a JSON object' }];
+  }
+  const issues = checkSchema(ProfileSchema, profile);
+  const value = profile as Partial<Profile>;
+  if (typeof value.name === 'string') {
+    const text = checkText(value.name, 'name');
+    if (text.length > 0) issues.push(...text);
+    else if (!PROFILE_NAME_PATTERN.test(value.name)) {
+      issues.push({
+        path: 'name',
+        message: 'must begin with a letter or digit and contain only letters, digits, spaces, ".", "_" or "-" (at most 64)',
+      });
+    }
+  }
+  if (typeof value.backend === 'string' && !PLUGIN_ID_PATTERN.test(value.backend)) {
+    issues.push({ path: 'backend', message: 'must be a backend id such as "local", "slurm", "ssh" or "command"' });
+  }
+  if (typeof value.host === 'string') issues.push(...checkHost(value.host, 'host'));
+  if (typeof value.workdir === 'string') issues.push(...checkAbsolutePath(value.workdir, 'workdir'));
+  const hasLocal = typeof value.localRoot === 'string' && value.localRoot !== '';
+  const hasRemote = typeof value.remoteRoot === 'string' && value.remoteRoot !== '';
+  if (hasLocal !== hasRemote) {
+    issues.push({
+      path: hasLocal ? 'remoteRoot' : 'localRoot',
+      message: 'set both localRoot and remoteRoot (--local-root and --remote-root), or neither',
+    });
+  }
+  if (hasLocal) {
+    const local = value.localRoot as string;
+    const text = checkText(local, 'localRoot');
+    if (text.length > 0) issues.push(...text);
+    else if (!local.startsWith('/') && !local.startsWith('~')) {
+      issues.push({ path: 'localRoot', message: 'must be an absolute path' });
+    }
+  }
+  if (hasRemote) issues.push(...checkAbsolutePath(value.remoteRoot, 'remoteRoot'));
+  return issues;
+}
