@@ -504,8 +504,9 @@ cmd_start() {
   if ((SLURM_CONF_CHANGED)); then
     if pid_alive "$CTLD_PID" slurmctld || pid_alive "$SLURMD_PID" slurmd; then
       log "slurm.conf changed: restarting slurmctld and slurmd"
-      stop_pidfile slurmd "$SLURMD_PID" slurmd
+      # slurmctld first, so that it launches nothing on a stopped slurmd.
       stop_pidfile slurmctld "$CTLD_PID" slurmctld
+      stop_pidfile slurmd "$SLURMD_PID" slurmd
     fi
   fi
   start_munge
@@ -520,8 +521,8 @@ cmd_start() {
 
 cmd_stop() {
   need_root
-  stop_pidfile slurmd "$SLURMD_PID" slurmd
   stop_pidfile slurmctld "$CTLD_PID" slurmctld
+  stop_pidfile slurmd "$SLURMD_PID" slurmd
   stop_pidfile slurmdbd "$DBD_PID" slurmdbd
   stop_mysql
   stop_pidfile munged "$MUNGE_PID" munged

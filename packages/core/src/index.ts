@@ -41,3 +41,6 @@ export * from './validation/index.js';
 
 /** This package's version. */
 export const VERSION: string = '0.1.0';
+
+/** TypeBox, re-exported so plugins build option schemas with the same copy core checks them with. */
+export { type Static, type TSchema, Type } from '@sinclair/typebox';

@@ -43,6 +43,11 @@ export interface JobManagerOptions {
   leaseTtlMs?: number;
   /** Picks the transport for a profile. Default: `local` when there is no host, else `ssh`. */
   transportId?: (profile: Profile, backend: BackendV1) => string;
+  /**
+   * Find the backend (and make its transport available) for a profile, e.g. by loading the
+   * package that provides it. Default: look it up in the registry.
+   */
+  resolveBackend?: (id: string, profile: Profile) => Promise<BackendV1>;
 }
 
 export interface RefreshOptions {
@@ -113,6 +118,7 @@ export class JobManager {
   private readonly leaseTtlMs: number;
   private readonly transportId: (profile: Profile, backend: BackendV1) => string;
   private readonly transports = new Map<string, TransportV1>();
+  private readonly resolveBackend: (id: string, profile: Profile) => Promise<BackendV1>;
 
   constructor(options: JobManagerOptions) {
     this.store = options.store;
@@ -125,18 +131,19 @@ export class JobManager {
     this.transportId =
       options.transportId ??
       ((profile, backend) => (backend.capabilities.host === 'none' || !profile.host ? 'local' : 'ssh'));
+    this.resolveBackend = options.resolveBackend ?? (async (id) => this.registry.backend(id));
   }
 
   // ---------------------------------------------------------------- profiles
 
   /** Every problem with a profile: common fields, the backend's schema and its own checks. */
-  validateProfile(input: Profile): ValidationIssue[] {
+  async validateProfile(input: Profile): Promise<ValidationIssue[]> {
     const issues = validateProfileFields(input);
     if (issues.length > 0) return issues;
     const profile = normaliseProfile(input);
     let backend: BackendV1;
     try {
-      backend = this.registry.backend(profile.backend);
+      backend = await this.resolveBackend(profile.backend, profile);
     } catch (error) {
       return [{ path: 'backend', message: (error as Error).message }];
     }
@@ -154,7 +161,7 @@ export class JobManager {
    */
   async saveProfile(input: Profile): Promise<Profile> {
     const profile = normaliseProfile(input);
-    assertValid('E_INVALID_PROFILE', `Profile "${String(input.name)}" is invalid`, this.validateProfile(profile));
+    assertValid('E_INVALID_PROFILE', `Profile "${String(input.name)}" is invalid`, await this.validateProfile(profile));
     await this.store.saveProfile(profile);
     return profile;
   }
@@ -178,9 +185,9 @@ export class JobManager {
   /** Validate a profile and reach its target. */
   async checkProfile(name: string): Promise<{ profile: Profile; issues: ValidationIssue[]; probe: ProbeReportV1 | null }> {
     const profile = await this.profile(name);
-    const issues = this.validateProfile(profile);
+    const issues = await this.validateProfile(profile);
     if (issues.length > 0) return { profile, issues, probe: null };
-    const backend = this.registry.backend(profile.backend);
+    const backend = await this.resolveBackend(profile.backend, profile);
     const probe = await backend.probe(profile, this.context(profile, backend));
     return { profile, issues, probe };
   }
@@ -221,7 +228,7 @@ export class JobManager {
    */
   async submit(spec: JobSpec, options: { profile?: string } = {}): Promise<JobRecord> {
     const profile = await this.profile(options.profile ?? 'local');
-    const backend = this.registry.backend(profile.backend);
+    const backend = await this.resolveBackend(profile.backend, profile);
     const issues = validateJobSpec(spec);
     const supported = new Set(backend.capabilities.resources);
     for (const [key, value] of Object.entries(spec.resources ?? {})) {
@@ -360,7 +367,7 @@ export class JobManager {
       if (wanted && !wanted.has(job.id)) continue;
       let backend: BackendV1;
       try {
-        backend = this.registry.backend(job.backend);
+        backend = await this.resolveBackend(job.backend, job.profileSnapshot);
       } catch (error) {
         await this.store.updateJob(job.id, (current) => ({ ...current, error: toYonderError(error).toJSON() }));
         continue;
@@ -565,7 +572,7 @@ export class JobManager {
     }
     for (const group of byTarget.values()) {
       const first = group[0] as JobRecord;
-      const backend = this.registry.backend(first.backend);
+      const backend = await this.resolveBackend(first.backend, first.profileSnapshot);
       await this.sendCancel(backend, group, this.context(first.profileSnapshot, backend), false);
     }
     const ids = jobs.map((job) => job.id);
@@ -659,7 +666,7 @@ export class JobManager {
   }
 
   private async readLog(job: JobRecord, options: { tailLines?: number; offset?: number }): Promise<LogChunkV1> {
-    const backend = this.registry.backend(job.backend);
+    const backend = await this.resolveBackend(job.backend, job.profileSnapshot);
     if (!backend.capabilities.logs) {
       throw new YonderError('E_LOG_UNAVAILABLE', `The ${backend.id} backend cannot read job output.`);
     }

@@ -1,0 +1,52 @@
+import { isJobState, type JobState } from '@yonder/core';
+import { parse } from '../../args.js';
+import type { Command } from '../../command.js';
+import { envelope, jobJson, jobTable } from '../../output.js';
+import { UsageError } from '../../usage-error.js';
+
+const HELP = `Usage: yonder list [--all] [--state S] [--profile P] [--no-refresh] [--json]
+
+List active jobs and the 20 most recent ones, newest first, after one batched refresh per target.
+
+  --all          every job in the ledger
+  --state S      only jobs in state S (submitting, pending, running, succeeded, failed, cancelled, unknown); repeatable
+  --profile P    only jobs submitted through profile P
+  --no-refresh   show the ledger as it is, without asking any scheduler
+  --json         print the jobs as JSON
+`;
+
+export const run: Command = async (argv, { io, runtime }) => {
+  const { values, positionals } = parse(
+    argv,
+    {
+      all: { type: 'boolean' },
+      state: { type: 'string', multiple: true },
+      profile: { type: 'string' },
+      'no-refresh': { type: 'boolean' },
+      json: { type: 'boolean' },
+    },
+    'list',
+  );
+  if (values.help) {
+    io.stdout(HELP);
+    return 0;
+  }
+  if (positionals.length > 0) throw new UsageError(`Unexpected argument "${positionals[0]}".`);
+  const states = (values.state as string[] | undefined)?.flatMap((s) => s.split(',')).map((state) => {
+    if (!isJobState(state)) {
+      throw new UsageError(`--state: "${state}" is not a state; use submitting, pending, running, succeeded, failed, cancelled or unknown.`);
+    }
+    return state as JobState;
+  });
+  const { jobs, problems } = await runtime().manager.list({
+    all: Boolean(values.all),
+    refresh: !values['no-refresh'],
+    ...(states ? { states } : {}),
+    ...(values.profile ? { profile: String(values.profile) } : {}),
+  });
+  for (const problem of problems) io.stderr(`yonder: warning: ${problem.message}\n`);
+  if (values.json) io.stdout(envelope(jobs.map(jobJson)));
+  else if (jobs.length === 0) io.stderr('No jobs. Submit one with: yonder submit -- COMMAND\n');
+  else io.stdout(jobTable(io, jobs));
+  return 0;
+};

@@ -1,0 +1,84 @@
+import { toYonderError, ValidationError, YonderError } from '@yonder/core';
+import type { Command, CommandContext } from './command.js';
+import { defaultIo, errorEnvelope, type Io } from './output.js';
+import { createRuntime, type Runtime } from './runtime.js';
+import { UsageError } from './usage-error.js';
+import { VERSION } from './version.js';
+
+export const HELP = `yonder ${VERSION}: send jobs to remote compute and follow them afterwards
+
+Usage:
+  yonder submit [--profile P] [--name N] [--settings FILE] [--env K=V]... [--secret NAME]...
+                [--time T] [--cpus N] [--memory M] [--gpus N] [--nodes N] [--partition P]
+                [--account A] [--qos Q] [--scheduler-option ARG]... [--cwd DIR] [--json] -- COMMAND [ARG...]
+  yonder list [--all] [--state S] [--profile P] [--no-refresh] [--json]     (alias: ls)
+  yonder status JOB... [--no-refresh] [--json]
+  yonder wait JOB... [--timeout SECONDS] [--json]
+  yonder logs JOB [--lines N] [--follow]
+  yonder cancel JOB... [--json]
+  yonder profile add NAME --backend B [--host H] [--workdir D] [--local-root P --remote-root P]
+                 [--pending-timeout S] [--poll-seconds S] [--cancel-grace S] [--set KEY=VALUE]... [--force]
+  yonder profile list | show NAME | remove NAME | check NAME
+
+JOB is a job id or an unambiguous prefix of one. --profile defaults to $YONDER_PROFILE, else "local".
+The ledger lives in $YONDER_STATE_DIR, else $XDG_STATE_HOME/yonder, else ~/.local/state/yonder.
+
+Exit status: 0 success; 1 failure; 2 usage error; wait: the job's exit code when one job failed, 124 on timeout.
+`;
+
+const COMMANDS: Record<string, () => Promise<{ run: Command }>> = {
+  submit: () => import('./commands/submit/index.js'),
+  list: () => import('./commands/list/index.js'),
+  ls: () => import('./commands/list/index.js'),
+  status: () => import('./commands/status/index.js'),
+  wait: () => import('./commands/wait/index.js'),
+  logs: () => import('./commands/logs/index.js'),
+  cancel: () => import('./commands/cancel/index.js'),
+  profile: () => import('./commands/profile/index.js'),
+};
+
+function wantsJson(argv: readonly string[]): boolean {
+  const split = argv.indexOf('--');
+  return (split < 0 ? argv : argv.slice(0, split)).includes('--json');
+}
+
+/** Run the CLI with `argv` (without node and the script); resolves with the exit status. */
+export async function main(argv: string[], io: Io = defaultIo()): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === '--version' || name === '-v' || name === 'version') {
+    io.stdout(`${VERSION}\n`);
+    return 0;
+  }
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    (name === undefined ? io.stderr : io.stdout)(HELP);
+    return name === undefined ? 2 : 0;
+  }
+  const json = wantsJson(rest);
+  let runtime: Runtime | undefined;
+  const context: CommandContext = {
+    io,
+    runtime: () => {
+      runtime ??= createRuntime(io.env);
+      return runtime;
+    },
+  };
+  try {
+    const load = COMMANDS[name];
+    if (!load) throw new UsageError(`Unknown command "${name}". Commands: submit, list, status, wait, logs, cancel, profile.`);
+    const { run } = await load();
+    return await run(rest, context);
+  } catch (thrown) {
+    const error = thrown instanceof UsageError ? thrown : toYonderError(thrown);
+    if (json) io.stdout(errorEnvelope(error.code, error.message));
+    else {
+      io.stderr(`yonder: ${error.message}\n`);
+      if (error.code === 'E_USAGE') io.stderr('Run "yonder --help" for usage.\n');
+    }
+    if (!YonderError.isInstance(thrown) && !(thrown instanceof ValidationError) && io.env.YONDER_DEBUG) {
+      io.stderr(`${(thrown as Error).stack ?? ''}\n`);
+    }
+    return error.code === 'E_USAGE' ? 2 : 1;
+  } finally {
+    await runtime?.manager.close();
+  }
+}

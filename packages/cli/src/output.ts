@@ -1,0 +1,110 @@
+import type { JobRecord, JobState } from '@yonder/core';
+
+/** Where a command writes, and how. Progress and logs go to stderr; results to stdout. */
+export interface Io {
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+  /** Colour only on a terminal, never with NO_COLOR. */
+  color: boolean;
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+}
+
+export function defaultIo(): Io {
+  return {
+    stdout: (text) => process.stdout.write(text),
+    stderr: (text) => process.stderr.write(text),
+    color: Boolean(process.stdout.isTTY) && !('NO_COLOR' in process.env) && process.env.TERM !== 'dumb',
+    env: process.env,
+    cwd: process.cwd(),
+  };
+}
+
+const CODES: Record<JobState, number> = {
+  submitting: 34,
+  pending: 34,
+  running: 36,
+  succeeded: 32,
+  failed: 31,
+  cancelled: 33,
+  unknown: 35,
+};
+
+export function paintState(io: Io, state: JobState): string {
+  return io.color ? `\u001b[${CODES[state]}m${state}\u001b[0m` : state;
+}
+
+/** The one JSON document a `--json` command prints. */
+export function envelope(result: unknown): string {
+  return `${JSON.stringify({ ok: true, result })}\n`;
+}
+
+export function errorEnvelope(code: string, message: string): string {
+  return `${JSON.stringify({ ok: false, error: { code, message } })}\n`;
+}
+
+/** A job for JSON output: the ledger record without internal bookkeeping. */
+export function jobJson(job: JobRecord): Record<string, unknown> {
+  const { revision: _revision, submitter: _submitter, misses: _misses, ...rest } = job;
+  return rest;
+}
+
+function age(iso: string, now = Date.now()): string {
+  const seconds = Math.max(0, Math.round((now - Date.parse(iso)) / 1000));
+  if (seconds < 60) return `${seconds}s ago`;
+  if (seconds < 3600) return `${Math.floor(seconds / 60)}m ago`;
+  if (seconds < 86_400) return `${Math.floor(seconds / 3600)}h ago`;
+  return `${Math.floor(seconds / 86_400)}d ago`;
+}
+
+function outcome(job: JobRecord): string {
+  if (job.signal) return job.signal;
+  if (job.exitCode !== null) return String(job.exitCode);
+  return '-';
+}
+
+/** A table of jobs: id, name, profile, state, exit, created. */
+export function jobTable(io: Io, jobs: readonly JobRecord[]): string {
+  const rows = jobs.map((job) => [job.id, job.name, job.profile, job.state, outcome(job), age(job.createdAt)]);
+  const header = ['ID', 'NAME', 'PROFILE', 'STATE', 'EXIT', 'CREATED'];
+  const clip = (text: string, width: number): string => (text.length > width ? `${text.slice(0, width - 1)}…` : text);
+  const cleaned = rows.map((row) => row.map((cell) => clip(cell.replace(/[\r\n\t]/g, ' '), 40)));
+  const widths = header.map((title, index) => Math.max(title.length, ...cleaned.map((row) => (row[index] as string).length)));
+  const line = (cells: string[], paint: boolean): string =>
+    cells
+      .map((cell, index) => {
+        const padded = index === cells.length - 1 ? cell : cell.padEnd(widths[index] as number);
+        return paint && index === 3 ? padded.replace(cell, paintState(io, cell as JobState)) : padded;
+      })
+      .join('  ');
+  return [line(header, false), ...cleaned.map((row) => line(row, true))].join('\n') + '\n';
+}
+
+/** A job in full, for `yonder status`. */
+export function jobDetails(io: Io, job: JobRecord): string {
+  const lines: string[] = [];
+  const add = (label: string, value: string | number | null | undefined): void => {
+    if (value !== null && value !== undefined && value !== '') lines.push(`${`${label}:`.padEnd(14)}${value}`);
+  };
+  add('Job', job.id);
+  add('Name', job.name);
+  add('Profile', `${job.profile} (${job.backend})`);
+  add('State', `${paintState(io, job.state)}${job.nativeState ? ` (${job.nativeState})` : ''}`);
+  add('Exit code', job.exitCode);
+  add('Signal', job.signal);
+  add('Reason', job.reason);
+  add('Failure', job.failureKind);
+  add('External id', job.externalId);
+  add('Command', job.spec.argv.map((word) => JSON.stringify(word)).join(' '));
+  add('Created', job.createdAt);
+  add('Finished', job.finishedAt);
+  if (job.cancel) add('Cancel', `requested ${job.cancel.requestedAt} (${job.cancel.reason})`);
+  if (job.error) add('Last error', `${job.error.code}: ${job.error.message}`);
+  lines.push('History:');
+  for (const step of job.history) {
+    lines.push(
+      `  ${step.at}  ${step.from ?? '-'} -> ${step.to}  [${step.source}${step.nativeState ? `: ${step.nativeState}` : ''}]${step.reason ? ` ${step.reason}` : ''}`,
+    );
+  }
+  return `${lines.join('\n')}\n`;
+}

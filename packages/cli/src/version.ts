@@ -1,0 +1,2 @@
+/** The CLI's version. */
+export const VERSION: string = '0.1.0';
