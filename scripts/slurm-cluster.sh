@@ -175,8 +175,9 @@ cmd_install() {
     chmod 755 /usr/sbin/policy-rc.d
     added_policy=1
   fi
-  # apt-get update when the lists are missing or do not know the packages.
-  if ! apt-cache show slurmctld >/dev/null 2>&1 || [[ -z $(ls -A /var/lib/apt/lists 2>/dev/null | grep -v -e '^lock$' -e '^partial$' -e '^auxfiles$') ]]; then
+  # apt-get update when the lists do not know the packages (stale lists are
+  # handled by the retry below).
+  if [[ $(apt-cache policy slurmctld mariadb-server 2>/dev/null | grep -c 'Candidate: [0-9]') != 2 ]]; then
     log "apt-get update"
     apt_get update -qq
   fi
@@ -382,9 +383,9 @@ stop_mysql() {
   local pid=''
   [[ -s $MYSQL_PID ]] && pid=$(tr -dc '0-9' <"$MYSQL_PID")
   log "stopping MariaDB${pid:+ (pid $pid)}"
-  mysqladmin --protocol=socket -u root shutdown >/dev/null 2>&1 || {
-    [[ -n $pid ]] && kill -TERM "$pid" 2>/dev/null || true
-  }
+  if ! mysqladmin --protocol=socket -u root shutdown >/dev/null 2>&1 && [[ -n $pid ]]; then
+    kill -TERM "$pid" 2>/dev/null || true
+  fi
   local i
   for ((i = 0; i < 300; i++)); do
     if [[ -n $pid ]]; then kill -0 "$pid" 2>/dev/null || break; else mysql_up || break; fi
@@ -432,7 +433,20 @@ start_slurmd() {
     return 0
   fi
   log "starting slurmd"
+  SLURMD_STARTED_AT=$(date +%s)
   slurmd </dev/null >>"$LOG_DIR/slurmd.stdout" 2>&1 || die "slurmd failed to start"
+  # slurmctld may show the node idle from its saved state: wait until this
+  # slurmd has registered.
+  wait_for 30 "slurmd to register with slurmctld" slurmd_registered
+}
+
+SLURMD_STARTED_AT=0
+slurmd_registered() {
+  local line started
+  line=$(scontrol show node "$(hostname -s)" 2>/dev/null) || return 1
+  [[ $line =~ SlurmdStartTime=([0-9T:-]+) ]] || return 1
+  started=$(date -d "${BASH_REMATCH[1]}" +%s 2>/dev/null) || return 1
+  ((started >= SLURMD_STARTED_AT))
 }
 
 node_state() { timeout 15 sinfo -h -N -o %T 2>/dev/null | head -n 1; }
@@ -450,7 +464,7 @@ wait_node_idle() {
     state=$(node_state || true)
     case $state in
       idle | mixed | allocated | completing) log "node is $state"; return 0 ;;
-      down* | drain* | drained* | fail*)
+      down* | drain* | fail*)
         if ((!resumed)); then
           log "node is $state; resuming it"
           scontrol update NodeName="$(hostname -s)" State=RESUME >/dev/null 2>&1 || true
@@ -567,12 +581,16 @@ cmd_status() {
   if command -v scontrol >/dev/null; then
     ping=$(timeout 15 scontrol ping 2>&1 || true)
     echo "scontrol ping: ${ping//$'\n'/ }"
-    state=$(node_state || true)
-    echo "node $(hostname -s): ${state:-unknown}"
-    case $state in
-      idle | mixed | allocated) [[ $ping == *"is UP"* ]] || rc=1 ;;
-      *) rc=1 ;;
-    esac
+    if [[ $ping == *"is UP"* ]]; then
+      state=$(node_state || true)
+      echo "node $(hostname -s): ${state:-unknown}"
+      case $state in
+        idle | mixed | allocated) ;;
+        *) rc=1 ;;
+      esac
+    else
+      rc=1
+    fi
   else
     echo "slurm is not installed"
     rc=1

@@ -24,7 +24,9 @@ export function parse(argv: readonly string[], options: Options, command: string
     });
     return { values: values as Parsed['values'], positionals, rest };
   } catch (error) {
-    throw new UsageError(`${(error as Error).message.replace(/\. To specify.*$/s, '')}. See "yonder ${command} --help".`);
+    throw new UsageError(
+      `${(error as Error).message.replace(/\. To specify.*$/s, '')}. See "yonder ${command} --help".`,
+    );
   }
 }
 
@@ -33,7 +35,9 @@ export function integerOption(value: unknown, name: string, minimum = 0): number
   if (value === undefined) return undefined;
   const text = String(value);
   if (!/^\d+$/.test(text) || Number(text) < minimum) {
-    throw new UsageError(`--${name} must be a whole number${minimum > 0 ? ` of at least ${minimum}` : ''}, got "${text}".`);
+    throw new UsageError(
+      `--${name} must be a whole number${minimum > 0 ? ` of at least ${minimum}` : ''}, got "${text}".`,
+    );
   }
   return Number(text);
 }
@@ -42,7 +46,8 @@ export function integerOption(value: unknown, name: string, minimum = 0): number
 export function numberOption(value: unknown, name: string): number | undefined {
   if (value === undefined) return undefined;
   const text = String(value);
-  if (!/^\d+(\.\d+)?$/.test(text)) throw new UsageError(`--${name} must be a number of seconds, got "${text}".`);
+  if (!/^\d+(\.\d+)?$/.test(text))
+    throw new UsageError(`--${name} must be a number of seconds, got "${text}".`);
   return Number(text);
 }
 

@@ -64,7 +64,10 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
   };
   try {
     const load = COMMANDS[name];
-    if (!load) throw new UsageError(`Unknown command "${name}". Commands: submit, list, status, wait, logs, cancel, profile.`);
+    if (!load)
+      throw new UsageError(
+        `Unknown command "${name}". Commands: submit, list, status, wait, logs, cancel, profile.`,
+      );
     const { run } = await load();
     return await run(rest, context);
   } catch (thrown) {
@@ -74,7 +77,11 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
       io.stderr(`yonder: ${error.message}\n`);
       if (error.code === 'E_USAGE') io.stderr('Run "yonder --help" for usage.\n');
     }
-    if (!YonderError.isInstance(thrown) && !(thrown instanceof ValidationError) && io.env.YONDER_DEBUG) {
+    if (
+      !YonderError.isInstance(thrown) &&
+      !(thrown instanceof ValidationError) &&
+      io.env.YONDER_DEBUG
+    ) {
       io.stderr(`${(thrown as Error).stack ?? ''}\n`);
     }
     return error.code === 'E_USAGE' ? 2 : 1;

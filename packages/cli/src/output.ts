@@ -14,7 +14,8 @@ export function defaultIo(): Io {
   return {
     stdout: (text) => process.stdout.write(text),
     stderr: (text) => process.stderr.write(text),
-    color: Boolean(process.stdout.isTTY) && !('NO_COLOR' in process.env) && process.env.TERM !== 'dumb',
+    color:
+      Boolean(process.stdout.isTTY) && !('NO_COLOR' in process.env) && process.env.TERM !== 'dumb',
     env: process.env,
     cwd: process.cwd(),
   };
@@ -65,16 +66,28 @@ function outcome(job: JobRecord): string {
 
 /** A table of jobs: id, name, profile, state, exit, created. */
 export function jobTable(io: Io, jobs: readonly JobRecord[]): string {
-  const rows = jobs.map((job) => [job.id, job.name, job.profile, job.state, outcome(job), age(job.createdAt)]);
+  const rows = jobs.map((job) => [
+    job.id,
+    job.name,
+    job.profile,
+    job.state,
+    outcome(job),
+    age(job.createdAt),
+  ]);
   const header = ['ID', 'NAME', 'PROFILE', 'STATE', 'EXIT', 'CREATED'];
-  const clip = (text: string, width: number): string => (text.length > width ? `${text.slice(0, width - 1)}…` : text);
+  const clip = (text: string, width: number): string =>
+    text.length > width ? `${text.slice(0, width - 1)}…` : text;
   const cleaned = rows.map((row) => row.map((cell) => clip(cell.replace(/[\r\n\t]/g, ' '), 40)));
-  const widths = header.map((title, index) => Math.max(title.length, ...cleaned.map((row) => (row[index] as string).length)));
+  const widths = header.map((title, index) =>
+    Math.max(title.length, ...cleaned.map((row) => (row[index] as string).length)),
+  );
   const line = (cells: string[], paint: boolean): string =>
     cells
       .map((cell, index) => {
         const padded = index === cells.length - 1 ? cell : cell.padEnd(widths[index] as number);
-        return paint && index === 3 ? padded.replace(cell, paintState(io, cell as JobState)) : padded;
+        return paint && index === 3
+          ? padded.replace(cell, paintState(io, cell as JobState))
+          : padded;
       })
       .join('  ');
   return [line(header, false), ...cleaned.map((row) => line(row, true))].join('\n') + '\n';
@@ -84,7 +97,8 @@ export function jobTable(io: Io, jobs: readonly JobRecord[]): string {
 export function jobDetails(io: Io, job: JobRecord): string {
   const lines: string[] = [];
   const add = (label: string, value: string | number | null | undefined): void => {
-    if (value !== null && value !== undefined && value !== '') lines.push(`${`${label}:`.padEnd(14)}${value}`);
+    if (value !== null && value !== undefined && value !== '')
+      lines.push(`${`${label}:`.padEnd(14)}${value}`);
   };
   add('Job', job.id);
   add('Name', job.name);

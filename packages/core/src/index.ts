@@ -1,4 +1,20 @@
 export {
+  createLocalBackend,
+  exitObservation,
+  LOCAL_BACKEND_ID,
+  localWorkdir,
+} from './backend/local/local-backend.js';
+export { readLogFile, tailLines } from './backend/local/read-log-file.js';
+export { JOB_WRAPPER_SCRIPT } from './backend/local/wrapper-script.js';
+export * from './errors/index.js';
+export {
+  createJobDirectory,
+  ensurePrivateDirectory,
+  openExclusive,
+  writeExclusive,
+} from './fs/exclusive-files.js';
+export type { JsonObject, JsonValue } from './json/json-value.js';
+export {
   BUILTIN_LOCAL_PROFILE,
   JobManager,
   type JobManagerOptions,
@@ -6,12 +22,6 @@ export {
   type RefreshOptions,
   type WaitOptions,
 } from './manager/job-manager.js';
-export { createLocalBackend, exitObservation, LOCAL_BACKEND_ID, localWorkdir } from './backend/local/local-backend.js';
-export { readLogFile, tailLines } from './backend/local/read-log-file.js';
-export { JOB_WRAPPER_SCRIPT } from './backend/local/wrapper-script.js';
-export * from './errors/index.js';
-export { createJobDirectory, ensurePrivateDirectory, openExclusive, writeExclusive } from './fs/exclusive-files.js';
-export type { JsonObject, JsonValue } from './json/json-value.js';
 export { mapPath, mapSettingsPaths } from './paths/map-paths.js';
 export {
   currentProcessIdentity,
@@ -31,10 +41,10 @@ export {
   type TransportFactory,
 } from './registry/registry.js';
 export { renderEnvFile } from './shell/render-env-file.js';
-export { createMemoryStore } from './store/memory-store.js';
 export { shJoin, shQuote } from './shell/sh-quote.js';
 export * from './spec/index.js';
 export * from './state/index.js';
+export { createMemoryStore } from './store/memory-store.js';
 export * from './template/index.js';
 export { buildEnvironment, createLocalTransport, runLocal } from './transport/local-transport.js';
 export * from './validation/index.js';

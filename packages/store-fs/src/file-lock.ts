@@ -1,7 +1,21 @@
 import { randomBytes } from 'node:crypto';
-import { linkSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync, closeSync } from 'node:fs';
+import {
+  closeSync,
+  linkSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+  writeSync,
+} from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { currentProcessIdentity, isProcessAlive, type ProcessIdentity, YonderError } from '@yonder/core';
+import {
+  currentProcessIdentity,
+  isProcessAlive,
+  type ProcessIdentity,
+  YonderError,
+} from '@yonder/core';
 
 interface Holder extends ProcessIdentity {
   nonce: string;
@@ -42,7 +56,11 @@ function isStale(path: string, holder: Holder | null, now: number): boolean {
  * Returns null when a live holder has it.
  */
 export function tryLock(path: string, ttlMs: number): HeldLock | null {
-  const me: Holder = { ...currentProcessIdentity(), nonce: randomBytes(8).toString('hex'), expiresAt: Date.now() + ttlMs };
+  const me: Holder = {
+    ...currentProcessIdentity(),
+    nonce: randomBytes(8).toString('hex'),
+    expiresAt: Date.now() + ttlMs,
+  };
   for (let attempt = 0; attempt < 3; attempt += 1) {
     try {
       const fd = openSync(path, 'wx', 0o600);
@@ -65,7 +83,11 @@ export function tryLock(path: string, ttlMs: number): HeldLock | null {
       };
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') {
-        throw new YonderError('E_STORE', `Cannot create lock ${path}: ${(error as Error).message}`, { cause: error });
+        throw new YonderError(
+          'E_STORE',
+          `Cannot create lock ${path}: ${(error as Error).message}`,
+          { cause: error },
+        );
       }
     }
     const holder = readHolder(path);
@@ -104,7 +126,10 @@ export function tryLock(path: string, ttlMs: number): HeldLock | null {
  * Take a lock file, waiting for a live holder for up to `timeoutMs`.
  * @throws YonderError `E_STORE` naming the lock and its holder when the time runs out.
  */
-export async function lock(path: string, options: { ttlMs?: number; timeoutMs?: number } = {}): Promise<HeldLock> {
+export async function lock(
+  path: string,
+  options: { ttlMs?: number; timeoutMs?: number } = {},
+): Promise<HeldLock> {
   const ttlMs = options.ttlMs ?? 60_000;
   const deadline = Date.now() + (options.timeoutMs ?? 30_000);
   let delay = 2;
@@ -113,7 +138,10 @@ export async function lock(path: string, options: { ttlMs?: number; timeoutMs?: 
     if (held) return held;
     if (Date.now() >= deadline) {
       const holder = readHolder(path);
-      const who = holder !== 'missing' && holder !== null ? ` (held by pid ${holder.pid} on ${holder.host})` : '';
+      const who =
+        holder !== 'missing' && holder !== null
+          ? ` (held by pid ${holder.pid} on ${holder.host})`
+          : '';
       throw new YonderError('E_STORE', `Timed out waiting for the lock ${path}${who}.`);
     }
     await sleep(delay + Math.random() * delay);

@@ -46,7 +46,11 @@ function storeError(action: string, path: string, error: unknown): YonderError {
       : code === 'EROFS' || code === 'EACCES' || code === 'EPERM'
         ? ' The state directory is not writable; fix its permissions or set YONDER_STATE_DIR.'
         : '';
-  return new YonderError('E_STORE', `Could not ${action} ${path}: ${(error as Error).message}.${hint}`, { cause: error });
+  return new YonderError(
+    'E_STORE',
+    `Could not ${action} ${path}: ${(error as Error).message}.${hint}`,
+    { cause: error },
+  );
 }
 
 function profileKey(name: string): string {
@@ -61,7 +65,13 @@ function parseJob(path: string, text: string): JobRecord {
     throw new CorruptRecordError(path, `not valid JSON (${(error as Error).message})`, error);
   }
   const job = value as JobRecord;
-  if (typeof job !== 'object' || job === null || typeof job.id !== 'string' || !isJobState(job.state) || !Array.isArray(job.history)) {
+  if (
+    typeof job !== 'object' ||
+    job === null ||
+    typeof job.id !== 'string' ||
+    !isJobState(job.state) ||
+    !Array.isArray(job.history)
+  ) {
     throw new CorruptRecordError(path, 'not a job record (missing id, state or history)');
   }
   return job;
@@ -82,7 +92,13 @@ export class FsStore implements StoreV1 {
   readonly specificationVersion = 'v1' as const;
   readonly id = 'fs';
   readonly location: string;
-  private readonly dirs: { jobs: string; active: string; profiles: string; locks: string; leases: string };
+  private readonly dirs: {
+    jobs: string;
+    active: string;
+    profiles: string;
+    locks: string;
+    leases: string;
+  };
   private ready = false;
 
   constructor(options: FsStoreOptions) {
@@ -114,7 +130,11 @@ export class FsStore implements StoreV1 {
   // ------------------------------------------------------------- profiles
 
   async saveProfile(profile: Profile): Promise<void> {
-    assertValid('E_INVALID_PROFILE', `Profile "${String(profile?.name)}" is invalid`, validateProfileFields(profile));
+    assertValid(
+      'E_INVALID_PROFILE',
+      `Profile "${String(profile?.name)}" is invalid`,
+      validateProfileFields(profile),
+    );
     this.ensure();
     const path = join(this.dirs.profiles, `${profileKey(profile.name)}.json`);
     try {
@@ -145,9 +165,12 @@ export class FsStore implements StoreV1 {
     const problems: StoreProblemV1[] = [];
     let names: string[] = [];
     try {
-      names = readdirSync(this.dirs.profiles).filter((name) => name.endsWith('.json') && !name.startsWith('.'));
+      names = readdirSync(this.dirs.profiles).filter(
+        (name) => name.endsWith('.json') && !name.startsWith('.'),
+      );
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw storeError('read', this.dirs.profiles, error);
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT')
+        throw storeError('read', this.dirs.profiles, error);
     }
     for (const name of names) {
       const path = join(this.dirs.profiles, name);
@@ -174,7 +197,8 @@ export class FsStore implements StoreV1 {
   // ------------------------------------------------------------- jobs
 
   async createJob(job: JobRecord): Promise<void> {
-    if (!JOB_ID.test(job.id)) throw new YonderError('E_STORE', `"${job.id}" is not a valid job id.`);
+    if (!JOB_ID.test(job.id))
+      throw new YonderError('E_STORE', `"${job.id}" is not a valid job id.`);
     this.ensure();
     const path = this.jobPath(job.id);
     const marker = join(this.dirs.active, job.id);
@@ -184,7 +208,9 @@ export class FsStore implements StoreV1 {
       createFileAtomic(path, `${JSON.stringify(job)}\n`);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'EEXIST') {
-        throw new YonderError('E_STORE', `A job with id ${job.id} already exists.`, { cause: error });
+        throw new YonderError('E_STORE', `A job with id ${job.id} already exists.`, {
+          cause: error,
+        });
       }
       try {
         unlinkSync(marker);
@@ -254,15 +280,26 @@ export class FsStore implements StoreV1 {
     }
   }
 
-  async updateJob(id: string, change: (job: JobRecord) => JobRecord | undefined): Promise<JobRecord> {
+  async updateJob(
+    id: string,
+    change: (job: JobRecord) => JobRecord | undefined,
+  ): Promise<JobRecord> {
     this.ensure();
-    const held = await lock(join(this.dirs.locks, `${id}.lock`), { ttlMs: 60_000, timeoutMs: 30_000 });
+    const held = await lock(join(this.dirs.locks, `${id}.lock`), {
+      ttlMs: 60_000,
+      timeoutMs: 30_000,
+    });
     try {
       const current = this.readJob(id);
       if (!current) throw new YonderError('E_NO_SUCH_JOB', `No job with id ${id}.`);
       const next = change(current);
       if (next === undefined || next === current) return current;
-      const written: JobRecord = { ...next, id: current.id, revision: current.revision + 1, updatedAt: new Date().toISOString() };
+      const written: JobRecord = {
+        ...next,
+        id: current.id,
+        revision: current.revision + 1,
+        updatedAt: new Date().toISOString(),
+      };
       const path = this.jobPath(id);
       try {
         writeFileAtomic(path, `${JSON.stringify(written)}\n`);
@@ -298,7 +335,10 @@ export class FsStore implements StoreV1 {
         if (job) jobs.push(job);
       } catch (error) {
         problems.push({
-          location: CorruptRecordError.isInstance(error) && 'path' in error ? String(error.path) : this.jobPath(id),
+          location:
+            CorruptRecordError.isInstance(error) && 'path' in error
+              ? String(error.path)
+              : this.jobPath(id),
           message: (error as Error).message,
         });
       }
@@ -384,7 +424,8 @@ export class FsStore implements StoreV1 {
       } catch {
         continue;
       }
-      for (const name of names) if (name.endsWith('.json') && !name.startsWith('.')) ids.push(name.slice(0, -5));
+      for (const name of names)
+        if (name.endsWith('.json') && !name.startsWith('.')) ids.push(name.slice(0, -5));
     }
     return this.collect(ids);
   }
@@ -397,7 +438,9 @@ export class FsStore implements StoreV1 {
 
   private lastCompleted(key: string): string | null {
     try {
-      const value = JSON.parse(readFileSync(this.leaseInfoPath(key), 'utf8')) as { lastCompletedAt?: unknown };
+      const value = JSON.parse(readFileSync(this.leaseInfoPath(key), 'utf8')) as {
+        lastCompletedAt?: unknown;
+      };
       return typeof value.lastCompletedAt === 'string' ? value.lastCompletedAt : null;
     } catch {
       return null;
@@ -415,7 +458,10 @@ export class FsStore implements StoreV1 {
       release: async (options = {}) => {
         try {
           if (options.completed) {
-            writeFileAtomic(this.leaseInfoPath(key), `${JSON.stringify({ lastCompletedAt: new Date().toISOString() })}\n`);
+            writeFileAtomic(
+              this.leaseInfoPath(key),
+              `${JSON.stringify({ lastCompletedAt: new Date().toISOString() })}\n`,
+            );
           }
         } finally {
           held.release();

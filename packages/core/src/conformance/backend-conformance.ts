@@ -70,7 +70,12 @@ export function backendConformance(
       backends: [backend],
       transports: { local: createTransport, ssh: createTransport },
     });
-    const manager = new JobManager({ store, registry, stateDirectory: scratch, minPollIntervalMs: 0 });
+    const manager = new JobManager({
+      store,
+      registry,
+      stateDirectory: scratch,
+      minPollIntervalMs: 0,
+    });
     return {
       manager,
       backend,
@@ -92,7 +97,11 @@ export function backendConformance(
     }
   };
 
-  const run = async (h: ConformanceHarness, argv: string[], extra: Partial<Parameters<JobManager['submit']>[0]> = {}) => {
+  const run = async (
+    h: ConformanceHarness,
+    argv: string[],
+    extra: Partial<Parameters<JobManager['submit']>[0]> = {},
+  ) => {
     const job = await h.manager.submit({ argv, ...extra }, { profile: options.profile.name });
     const { jobs, timedOut } = await h.manager.wait([job.id], { timeoutMs: timeout });
     check(!timedOut, `job ${argv.join(' ')} did not finish within ${timeout} ms`);
@@ -111,72 +120,164 @@ export function backendConformance(
   test('backend: implements contract v1', async () => {
     const backend = await createBackend();
     assertBackend(backend);
-    check(backend.targetKey(options.profile) === backend.targetKey({ ...options.profile }), 'targetKey must be stable');
-    check(Array.isArray(backend.validateProfile(options.profile)), 'validateProfile must return an array');
-    check(backend.validateProfile(options.profile).length === 0, 'the conformance profile must validate');
+    check(
+      backend.targetKey(options.profile) === backend.targetKey({ ...options.profile }),
+      'targetKey must be stable',
+    );
+    check(
+      Array.isArray(backend.validateProfile(options.profile)),
+      'validateProfile must return an array',
+    );
+    check(
+      backend.validateProfile(options.profile).length === 0,
+      'the conformance profile must validate',
+    );
   });
 
-  test('backend: a job that exits 0 succeeds and its output is readable', withHarness(async (h) => {
-    const job = await run(h, ['sh', '-c', 'echo conformance-hello']);
-    check(job.state === 'succeeded', `expected succeeded, got ${job.state} (${job.reason ?? ''} ${JSON.stringify(job.error)})`);
-    check(job.exitCode === 0, `expected exit code 0, got ${job.exitCode}`);
-    check((await output(h, job)).includes('conformance-hello'), 'the job output must contain what it printed');
-  }), timeout + 20_000);
+  test(
+    'backend: a job that exits 0 succeeds and its output is readable',
+    withHarness(async (h) => {
+      const job = await run(h, ['sh', '-c', 'echo conformance-hello']);
+      check(
+        job.state === 'succeeded',
+        `expected succeeded, got ${job.state} (${job.reason ?? ''} ${JSON.stringify(job.error)})`,
+      );
+      check(job.exitCode === 0, `expected exit code 0, got ${job.exitCode}`);
+      check(
+        (await output(h, job)).includes('conformance-hello'),
+        'the job output must contain what it printed',
+      );
+    }),
+    timeout + 20_000,
+  );
 
-  test('backend: a job that exits 3 fails with exit code 3, an application failure', withHarness(async (h) => {
-    const job = await run(h, ['sh', '-c', 'exit 3']);
-    check(job.state === 'failed', `expected failed, got ${job.state}`);
-    check(job.exitCode === 3, `expected exit code 3, got ${job.exitCode}`);
-    check(job.failureKind === 'application', `expected an application failure, got ${job.failureKind}`);
-  }), timeout + 20_000);
+  test(
+    'backend: a job that exits 3 fails with exit code 3, an application failure',
+    withHarness(async (h) => {
+      const job = await run(h, ['sh', '-c', 'exit 3']);
+      check(job.state === 'failed', `expected failed, got ${job.state}`);
+      check(job.exitCode === 3, `expected exit code 3, got ${job.exitCode}`);
+      check(
+        job.failureKind === 'application',
+        `expected an application failure, got ${job.failureKind}`,
+      );
+    }),
+    timeout + 20_000,
+  );
 
-  test('backend: hostile arguments reach the job literally and run nothing', withHarness(async (h) => {
-    const canary = join(h.scratch, 'canary');
-    const words = [`$(touch ${canary})`, `; touch ${canary}`, '`touch x`', "it's \"quoted\"", 'line\nbreak', '--leading-dash', '-', 'spaces  inside', 'ünïcødé ✓', '*', '$HOME', '{name}'];
-    const job = await run(h, ['printf', '%s\\n', ...words]);
-    check(job.state === 'succeeded', `expected succeeded, got ${job.state} (${JSON.stringify(job.error)})`);
-    const text = await output(h, job);
-    check(text === `${words.join('\n')}\n`, `arguments changed on the way: ${JSON.stringify(text)}`);
-    check(!existsSync(canary), 'an argument was executed by a shell');
-  }), timeout + 20_000);
+  test(
+    'backend: hostile arguments reach the job literally and run nothing',
+    withHarness(async (h) => {
+      const canary = join(h.scratch, 'canary');
+      const words = [
+        `$(touch ${canary})`,
+        `; touch ${canary}`,
+        '`touch x`',
+        'it\'s "quoted"',
+        'line\nbreak',
+        '--leading-dash',
+        '-',
+        'spaces  inside',
+        'ünïcødé ✓',
+        '*',
+        '$HOME',
+        '{name}',
+      ];
+      const job = await run(h, ['printf', '%s\\n', ...words]);
+      check(
+        job.state === 'succeeded',
+        `expected succeeded, got ${job.state} (${JSON.stringify(job.error)})`,
+      );
+      const text = await output(h, job);
+      check(
+        text === `${words.join('\n')}\n`,
+        `arguments changed on the way: ${JSON.stringify(text)}`,
+      );
+      check(!existsSync(canary), 'an argument was executed by a shell');
+    }),
+    timeout + 20_000,
+  );
 
-  test('backend: settings are written next to the job and {settings} points at them', withHarness(async (h) => {
-    const settings = { input: 'a value with spaces', nested: { list: [1, 'two'] }, quote: "it's $(x)" };
-    const job = await run(h, ['cat', '{settings}'], { settings });
-    check(job.state === 'succeeded', `expected succeeded, got ${job.state} (${JSON.stringify(job.error)})`);
-    const text = await output(h, job);
-    check(JSON.stringify(JSON.parse(text)) === JSON.stringify(settings), `settings file differs: ${text}`);
-  }), timeout + 20_000);
+  test(
+    'backend: settings are written next to the job and {settings} points at them',
+    withHarness(async (h) => {
+      const settings = {
+        input: 'a value with spaces',
+        nested: { list: [1, 'two'] },
+        quote: "it's $(x)",
+      };
+      const job = await run(h, ['cat', '{settings}'], { settings });
+      check(
+        job.state === 'succeeded',
+        `expected succeeded, got ${job.state} (${JSON.stringify(job.error)})`,
+      );
+      const text = await output(h, job);
+      check(
+        JSON.stringify(JSON.parse(text)) === JSON.stringify(settings),
+        `settings file differs: ${text}`,
+      );
+    }),
+    timeout + 20_000,
+  );
 
-  test('backend: env and secrets reach the job; secrets stay out of the ledger', withHarness(async (h) => {
-    const secret = `s3cr3t-'$(x)-${Date.now()}`;
-    const job = await run(h, ['sh', '-c', 'printf "%s|%s" "$PLAIN" "$TOKEN"'], {
-      env: { PLAIN: 'plain value' },
-      secrets: { TOKEN: secret },
-    });
-    check(job.state === 'succeeded', `expected succeeded, got ${job.state}`);
-    check((await output(h, job)) === `plain value|${secret}`, 'env and secrets must reach the job unchanged');
-    const stored = JSON.stringify(await h.manager.store.getJob(job.id));
-    check(!stored.includes(secret), 'the secret value must not be in the ledger');
-  }), timeout + 20_000);
+  test(
+    'backend: env and secrets reach the job; secrets stay out of the ledger',
+    withHarness(async (h) => {
+      const secret = `s3cr3t-'$(x)-${Date.now()}`;
+      const job = await run(h, ['sh', '-c', 'printf "%s|%s" "$PLAIN" "$TOKEN"'], {
+        env: { PLAIN: 'plain value' },
+        secrets: { TOKEN: secret },
+      });
+      check(job.state === 'succeeded', `expected succeeded, got ${job.state}`);
+      check(
+        (await output(h, job)) === `plain value|${secret}`,
+        'env and secrets must reach the job unchanged',
+      );
+      const stored = JSON.stringify(await h.manager.store.getJob(job.id));
+      check(!stored.includes(secret), 'the secret value must not be in the ledger');
+    }),
+    timeout + 20_000,
+  );
 
-  test('backend: one poll serves every active job of the target', withHarness(async (h) => {
-    const jobs = await Promise.all(
-      [1, 2, 3].map(() => h.manager.submit({ argv: ['sleep', '2'] }, { profile: options.profile.name })),
-    );
-    h.pollCalls.length = 0;
-    await h.manager.refresh({ force: true });
-    check(h.pollCalls.length === 1 && h.pollCalls[0] === 3, `expected one poll of 3 jobs, got ${JSON.stringify(h.pollCalls)}`);
-    const { timedOut } = await h.manager.wait(jobs.map((job) => job.id), { timeoutMs: timeout });
-    check(!timedOut, 'the jobs did not finish');
-  }), timeout + 20_000);
+  test(
+    'backend: one poll serves every active job of the target',
+    withHarness(async (h) => {
+      const jobs = await Promise.all(
+        [1, 2, 3].map(() =>
+          h.manager.submit({ argv: ['sleep', '2'] }, { profile: options.profile.name }),
+        ),
+      );
+      h.pollCalls.length = 0;
+      await h.manager.refresh({ force: true });
+      check(
+        h.pollCalls.length === 1 && h.pollCalls[0] === 3,
+        `expected one poll of 3 jobs, got ${JSON.stringify(h.pollCalls)}`,
+      );
+      const { timedOut } = await h.manager.wait(
+        jobs.map((job) => job.id),
+        { timeoutMs: timeout },
+      );
+      check(!timedOut, 'the jobs did not finish');
+    }),
+    timeout + 20_000,
+  );
 
   if (!options.skipCancel) {
-    test('backend: a running job is cancelled', withHarness(async (h) => {
-      const job = await h.manager.submit({ argv: ['sleep', '300'] }, { profile: options.profile.name });
-      const [cancelled] = await h.manager.cancel([job.id], { waitMs: timeout });
-      check(cancelled?.state === 'cancelled', `expected cancelled, got ${cancelled?.state} (${cancelled?.reason ?? ''})`);
-    }), timeout + 20_000);
+    test(
+      'backend: a running job is cancelled',
+      withHarness(async (h) => {
+        const job = await h.manager.submit(
+          { argv: ['sleep', '300'] },
+          { profile: options.profile.name },
+        );
+        const [cancelled] = await h.manager.cancel([job.id], { waitMs: timeout });
+        check(
+          cancelled?.state === 'cancelled',
+          `expected cancelled, got ${cancelled?.state} (${cancelled?.reason ?? ''})`,
+        );
+      }),
+      timeout + 20_000,
+    );
   }
 
   options.additionalTests?.(test, harness);

@@ -3,5 +3,5 @@ export {
   backendConformance,
   type ConformanceHarness,
 } from './backend-conformance.js';
-export { sampleJob, type StoreConformanceOptions, storeConformance } from './store-conformance.js';
+export { type StoreConformanceOptions, sampleJob, storeConformance } from './store-conformance.js';
 export type { TestFunction } from './types.js';

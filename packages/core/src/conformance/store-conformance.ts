@@ -11,7 +11,10 @@ async function rejects(promise: Promise<unknown>, code: string, what: string): P
   try {
     await promise;
   } catch (error) {
-    check(YonderError.isInstance(error) && error.code === code, `${what} should fail with ${code}, got ${String(error)}`);
+    check(
+      YonderError.isInstance(error) && error.code === code,
+      `${what} should fail with ${code}, got ${String(error)}`,
+    );
     return;
   }
   throw new Error(`Store conformance: ${what} should fail with ${code}, but succeeded`);
@@ -22,7 +25,8 @@ let counter = 0;
 /** A minimal valid job record for store tests. */
 export function sampleJob(overrides: Partial<JobRecord> = {}): JobRecord {
   counter += 1;
-  const id = overrides.id ?? `${Date.now().toString(16).slice(-6)}${counter.toString(16).padStart(6, '0')}`;
+  const id =
+    overrides.id ?? `${Date.now().toString(16).slice(-6)}${counter.toString(16).padStart(6, '0')}`;
   const at = new Date(Date.now() + counter).toISOString();
   return {
     id,
@@ -46,7 +50,15 @@ export function sampleJob(overrides: Partial<JobRecord> = {}): JobRecord {
     cancel: null,
     misses: 0,
     pendingSince: null,
-    spec: { argv: ['true'], env: {}, secretNames: [], resources: {}, schedulerOptions: [], cwd: null, settingsSha256: null },
+    spec: {
+      argv: ['true'],
+      env: {},
+      secretNames: [],
+      resources: {},
+      schedulerOptions: [],
+      cwd: null,
+      settingsSha256: null,
+    },
     profileSnapshot: { name: 'local', backend: 'local' },
     submitter: null,
     data: {},
@@ -78,89 +90,174 @@ export function storeConformance(
     }
   };
 
-  test('store: declares contract v1', withStore(async (store) => {
-    check(store.specificationVersion === 'v1', 'specificationVersion must be "v1"');
-    check(typeof store.id === 'string' && store.id.length > 0, 'id must be a non-empty string');
-  }));
+  test(
+    'store: declares contract v1',
+    withStore(async (store) => {
+      check(store.specificationVersion === 'v1', 'specificationVersion must be "v1"');
+      check(typeof store.id === 'string' && store.id.length > 0, 'id must be a non-empty string');
+    }),
+  );
 
-  test('store: profiles round-trip, case-insensitively, and are removed', withStore(async (store) => {
-    await store.saveProfile({ name: 'HPC', backend: 'slurm', workdir: '/scratch/me', options: { a: 1 } });
-    const found = await store.getProfile('hpc');
-    check(found?.name === 'HPC' && found.workdir === '/scratch/me', 'getProfile should return the saved profile');
-    await store.saveProfile({ name: 'hpc', backend: 'slurm' });
-    const { profiles } = await store.listProfiles();
-    check(profiles.length === 1, 'saving a profile with the same name (any case) replaces it');
-    check((await store.removeProfile('HPC')) === true, 'removeProfile returns true when it existed');
-    check((await store.removeProfile('HPC')) === false, 'removeProfile returns false the second time');
-    check((await store.getProfile('hpc')) === undefined, 'a removed profile is gone');
-  }));
+  test(
+    'store: profiles round-trip, case-insensitively, and are removed',
+    withStore(async (store) => {
+      await store.saveProfile({
+        name: 'HPC',
+        backend: 'slurm',
+        workdir: '/scratch/me',
+        options: { a: 1 },
+      });
+      const found = await store.getProfile('hpc');
+      check(
+        found?.name === 'HPC' && found.workdir === '/scratch/me',
+        'getProfile should return the saved profile',
+      );
+      await store.saveProfile({ name: 'hpc', backend: 'slurm' });
+      const { profiles } = await store.listProfiles();
+      check(profiles.length === 1, 'saving a profile with the same name (any case) replaces it');
+      check(
+        (await store.removeProfile('HPC')) === true,
+        'removeProfile returns true when it existed',
+      );
+      check(
+        (await store.removeProfile('HPC')) === false,
+        'removeProfile returns false the second time',
+      );
+      check((await store.getProfile('hpc')) === undefined, 'a removed profile is gone');
+    }),
+  );
 
-  test('store: an invalid profile is refused with E_INVALID_PROFILE', withStore(async (store) => {
-    await rejects(store.saveProfile({ name: '-bad\nname', backend: 'slurm' }), 'E_INVALID_PROFILE', 'saving an invalid profile');
-  }));
+  test(
+    'store: an invalid profile is refused with E_INVALID_PROFILE',
+    withStore(async (store) => {
+      await rejects(
+        store.saveProfile({ name: '-bad\nname', backend: 'slurm' }),
+        'E_INVALID_PROFILE',
+        'saving an invalid profile',
+      );
+    }),
+  );
 
-  test('store: jobs round-trip; duplicates are refused; prefixes find ids', withStore(async (store) => {
-    const job = sampleJob({ id: 'abc123000001' });
-    await store.createJob(job);
-    const read = await store.getJob(job.id);
-    check(read?.id === job.id && read.state === 'pending', 'getJob returns the created job');
-    await rejects(store.createJob(job), 'E_STORE', 'creating a job twice');
-    await store.createJob(sampleJob({ id: 'abc124000002' }));
-    check((await store.findJobIds('abc12')).length === 2, 'findJobIds finds both by a shared prefix');
-    check((await store.findJobIds('abc123')).join() === 'abc123000001', 'findJobIds narrows by a longer prefix');
-    check((await store.getJob('ffffffffffff')) === undefined, 'getJob of an unknown id is undefined');
-  }));
+  test(
+    'store: jobs round-trip; duplicates are refused; prefixes find ids',
+    withStore(async (store) => {
+      const job = sampleJob({ id: 'abc123000001' });
+      await store.createJob(job);
+      const read = await store.getJob(job.id);
+      check(read?.id === job.id && read.state === 'pending', 'getJob returns the created job');
+      await rejects(store.createJob(job), 'E_STORE', 'creating a job twice');
+      await store.createJob(sampleJob({ id: 'abc124000002' }));
+      check(
+        (await store.findJobIds('abc12')).length === 2,
+        'findJobIds finds both by a shared prefix',
+      );
+      check(
+        (await store.findJobIds('abc123')).join() === 'abc123000001',
+        'findJobIds narrows by a longer prefix',
+      );
+      check(
+        (await store.getJob('ffffffffffff')) === undefined,
+        'getJob of an unknown id is undefined',
+      );
+    }),
+  );
 
-  test('store: updateJob writes atomically and bumps the revision', withStore(async (store) => {
-    const job = sampleJob();
-    await store.createJob(job);
-    const next = await store.updateJob(job.id, (current) => ({ ...current, state: 'running' }));
-    check(next.revision === job.revision + 1 && next.state === 'running', 'updateJob returns the written record');
-    const same = await store.updateJob(job.id, () => undefined);
-    check(same.revision === next.revision, 'a change returning undefined writes nothing');
-    await rejects(store.updateJob('ffffffffffff', (current) => current), 'E_NO_SUCH_JOB', 'updating an unknown job');
-  }));
+  test(
+    'store: updateJob writes atomically and bumps the revision',
+    withStore(async (store) => {
+      const job = sampleJob();
+      await store.createJob(job);
+      const next = await store.updateJob(job.id, (current) => ({ ...current, state: 'running' }));
+      check(
+        next.revision === job.revision + 1 && next.state === 'running',
+        'updateJob returns the written record',
+      );
+      const same = await store.updateJob(job.id, () => undefined);
+      check(same.revision === next.revision, 'a change returning undefined writes nothing');
+      await rejects(
+        store.updateJob('ffffffffffff', (current) => current),
+        'E_NO_SUCH_JOB',
+        'updating an unknown job',
+      );
+    }),
+  );
 
-  test('store: concurrent updates never lose each other', withStore(async (store) => {
-    const job = sampleJob({ data: { count: 0 } });
-    await store.createJob(job);
-    await Promise.all(
-      Array.from({ length: 25 }, () =>
-        store.updateJob(job.id, (current) => ({ ...current, data: { count: Number(current.data.count) + 1 } })),
-      ),
-    );
-    const final = await store.getJob(job.id);
-    check(final?.data.count === 25, `25 concurrent increments must give 25, got ${String(final?.data.count)}`);
-  }));
+  test(
+    'store: concurrent updates never lose each other',
+    withStore(async (store) => {
+      const job = sampleJob({ data: { count: 0 } });
+      await store.createJob(job);
+      await Promise.all(
+        Array.from({ length: 25 }, () =>
+          store.updateJob(job.id, (current) => ({
+            ...current,
+            data: { count: Number(current.data.count) + 1 },
+          })),
+        ),
+      );
+      const final = await store.getJob(job.id);
+      check(
+        final?.data.count === 25,
+        `25 concurrent increments must give 25, got ${String(final?.data.count)}`,
+      );
+    }),
+  );
 
-  test('store: active listing excludes terminal jobs; recent listing is newest first', withStore(async (store) => {
-    const a = sampleJob({ state: 'running' });
-    const b = sampleJob({ state: 'pending' });
-    const c = sampleJob({ state: 'pending' });
-    for (const job of [a, b, c]) await store.createJob(job);
-    await store.updateJob(c.id, (current) => ({ ...current, state: 'succeeded' }));
-    const active = await store.listJobs({ activeOnly: true });
-    check(active.jobs.map((j) => j.id).sort().join() === [a.id, b.id].sort().join(), 'active listing has exactly the non-terminal jobs');
-    const recent = await store.listJobs({ limit: 2 });
-    check(recent.jobs.map((j) => j.id).join() === [c.id, b.id].join(), 'limit 2 gives the two newest, newest first');
-    const all = await store.listJobs({});
-    check(all.jobs.length === 3, 'listing everything gives every job');
-    await store.updateJob(c.id, (current) => ({ ...current, state: 'running' }));
-    check((await store.listJobs({ activeOnly: true })).jobs.length === 3, 'a job made active again is listed as active');
-  }));
+  test(
+    'store: active listing excludes terminal jobs; recent listing is newest first',
+    withStore(async (store) => {
+      const a = sampleJob({ state: 'running' });
+      const b = sampleJob({ state: 'pending' });
+      const c = sampleJob({ state: 'pending' });
+      for (const job of [a, b, c]) await store.createJob(job);
+      await store.updateJob(c.id, (current) => ({ ...current, state: 'succeeded' }));
+      const active = await store.listJobs({ activeOnly: true });
+      check(
+        active.jobs
+          .map((j) => j.id)
+          .sort()
+          .join() === [a.id, b.id].sort().join(),
+        'active listing has exactly the non-terminal jobs',
+      );
+      const recent = await store.listJobs({ limit: 2 });
+      check(
+        recent.jobs.map((j) => j.id).join() === [c.id, b.id].join(),
+        'limit 2 gives the two newest, newest first',
+      );
+      const all = await store.listJobs({});
+      check(all.jobs.length === 3, 'listing everything gives every job');
+      await store.updateJob(c.id, (current) => ({ ...current, state: 'running' }));
+      check(
+        (await store.listJobs({ activeOnly: true })).jobs.length === 3,
+        'a job made active again is listed as active',
+      );
+    }),
+  );
 
-  test('store: a lease has one holder at a time and records completion', withStore(async (store) => {
-    const first = await store.tryLease('poll-x', 10_000);
-    check(first !== undefined, 'a free lease is taken');
-    check((await store.tryLease('poll-x', 10_000)) === undefined, 'a held lease is not taken twice');
-    const waiting = store.waitForLease('poll-x', 5_000);
-    await first.release({ completed: true });
-    const completedAt = await waiting;
-    check(typeof completedAt === 'string', 'waitForLease returns the completion time once released');
-    const second = await store.tryLease('poll-x', 10_000);
-    check(second?.lastCompletedAt === completedAt, 'the next holder sees the last completion time');
-    await second.release();
-  }));
+  test(
+    'store: a lease has one holder at a time and records completion',
+    withStore(async (store) => {
+      const first = await store.tryLease('poll-x', 10_000);
+      check(first !== undefined, 'a free lease is taken');
+      check(
+        (await store.tryLease('poll-x', 10_000)) === undefined,
+        'a held lease is not taken twice',
+      );
+      const waiting = store.waitForLease('poll-x', 5_000);
+      await first.release({ completed: true });
+      const completedAt = await waiting;
+      check(
+        typeof completedAt === 'string',
+        'waitForLease returns the completion time once released',
+      );
+      const second = await store.tryLease('poll-x', 10_000);
+      check(
+        second?.lastCompletedAt === completedAt,
+        'the next holder sees the last completion time',
+      );
+      await second.release();
+    }),
+  );
 
   options.additionalTests?.(test, createStore);
 }

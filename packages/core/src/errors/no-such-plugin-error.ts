@@ -16,10 +16,7 @@ export class NoSuchPluginError extends YonderError {
 
   constructor(kind: PluginKind, id: string, available: readonly string[], hint?: string) {
     const list = available.length > 0 ? available.join(', ') : '(none)';
-    super(
-      codes[kind],
-      `No ${kind} named "${id}". Available: ${list}.${hint ? ` ${hint}` : ''}`,
-    );
+    super(codes[kind], `No ${kind} named "${id}". Available: ${list}.${hint ? ` ${hint}` : ''}`);
     this.name = 'NoSuchPluginError';
     this.kind = kind;
     this.id = id;

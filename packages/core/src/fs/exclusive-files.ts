@@ -29,7 +29,10 @@ export function ensurePrivateDirectory(path: string): void {
   mkdirSync(path, { recursive: true, mode: 0o700 });
   const info = lstatSync(path);
   if (!info.isDirectory() || info.isSymbolicLink()) {
-    throw new YonderError('E_UNSAFE_VALUE', `Expected a directory at ${path}, found something else (a symlink or a file).`);
+    throw new YonderError(
+      'E_UNSAFE_VALUE',
+      `Expected a directory at ${path}, found something else (a symlink or a file).`,
+    );
   }
 }
 

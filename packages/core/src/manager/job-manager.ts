@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { basename } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { assertValid, type ValidationIssue } from '../errors/validation-error.js';
-import { YonderError, toYonderError } from '../errors/yonder-error.js';
+import { toYonderError, YonderError } from '../errors/yonder-error.js';
 import type { JsonObject } from '../json/json-value.js';
 import { mapSettingsPaths } from '../paths/map-paths.js';
 import { currentProcessIdentity, isProcessAlive } from '../process/process-identity.js';
@@ -21,7 +21,12 @@ import type { JobRecord, JobSpec, JobState } from '../spec/job.js';
 import type { Profile } from '../spec/profile.js';
 import type { StoreProblemV1, StoreV1 } from '../spec/store/v1/store-v1.js';
 import type { TransportV1 } from '../spec/transport/v1/transport-v1.js';
-import { applyObservation, DEFAULT_STATE_POLICY, type StatePolicy, transition } from '../state/apply-observation.js';
+import {
+  applyObservation,
+  DEFAULT_STATE_POLICY,
+  type StatePolicy,
+  transition,
+} from '../state/apply-observation.js';
 import { isTerminal } from '../state/job-states.js';
 import { checkSchema, validateProfileFields } from '../validation/profile-schema.js';
 import { trimTrailingSlash } from '../validation/validate-fields.js';
@@ -130,7 +135,8 @@ export class JobManager {
     this.leaseTtlMs = options.leaseTtlMs ?? 120_000;
     this.transportId =
       options.transportId ??
-      ((profile, backend) => (backend.capabilities.host === 'none' || !profile.host ? 'local' : 'ssh'));
+      ((profile, backend) =>
+        backend.capabilities.host === 'none' || !profile.host ? 'local' : 'ssh');
     this.resolveBackend = options.resolveBackend ?? (async (id) => this.registry.backend(id));
   }
 
@@ -161,7 +167,11 @@ export class JobManager {
    */
   async saveProfile(input: Profile): Promise<Profile> {
     const profile = normaliseProfile(input);
-    assertValid('E_INVALID_PROFILE', `Profile "${String(input.name)}" is invalid`, await this.validateProfile(profile));
+    assertValid(
+      'E_INVALID_PROFILE',
+      `Profile "${String(input.name)}" is invalid`,
+      await this.validateProfile(profile),
+    );
     await this.store.saveProfile(profile);
     return profile;
   }
@@ -175,7 +185,10 @@ export class JobManager {
     if (stored) return stored;
     if (name.toLowerCase() === 'local') return BUILTIN_LOCAL_PROFILE;
     const { profiles } = await this.store.listProfiles();
-    const names = ['local', ...profiles.map((p) => p.name).filter((n) => n.toLowerCase() !== 'local')];
+    const names = [
+      'local',
+      ...profiles.map((p) => p.name).filter((n) => n.toLowerCase() !== 'local'),
+    ];
     throw new YonderError(
       'E_NO_SUCH_PROFILE',
       `No profile named "${name}". Profiles: ${names.join(', ')}. Create one with: yonder profile add ${name} --backend BACKEND`,
@@ -183,7 +196,9 @@ export class JobManager {
   }
 
   /** Validate a profile and reach its target. */
-  async checkProfile(name: string): Promise<{ profile: Profile; issues: ValidationIssue[]; probe: ProbeReportV1 | null }> {
+  async checkProfile(
+    name: string,
+  ): Promise<{ profile: Profile; issues: ValidationIssue[]; probe: ProbeReportV1 | null }> {
     const profile = await this.profile(name);
     const issues = await this.validateProfile(profile);
     if (issues.length > 0) return { profile, issues, probe: null };
@@ -201,14 +216,20 @@ export class JobManager {
   async resolve(reference: string): Promise<JobRecord> {
     const ref = reference.trim();
     if (!/^[0-9a-f]{1,64}$/i.test(ref)) {
-      throw new YonderError('E_NO_SUCH_JOB', `"${reference}" is not a job id (ids are hexadecimal, e.g. 3f9a1c2b7d4e).`);
+      throw new YonderError(
+        'E_NO_SUCH_JOB',
+        `"${reference}" is not a job id (ids are hexadecimal, e.g. 3f9a1c2b7d4e).`,
+      );
     }
     const id = ref.toLowerCase();
     const exact = await this.store.getJob(id);
     if (exact) return exact;
     const ids = await this.store.findJobIds(id);
     if (ids.length === 0) {
-      throw new YonderError('E_NO_SUCH_JOB', `No job matches "${reference}". "yonder list --all" shows every job.`);
+      throw new YonderError(
+        'E_NO_SUCH_JOB',
+        `No job matches "${reference}". "yonder list --all" shows every job.`,
+      );
     }
     if (ids.length > 1) {
       throw new YonderError(
@@ -240,7 +261,10 @@ export class JobManager {
       }
     }
     if ((spec.schedulerOptions?.length ?? 0) > 0 && !backend.capabilities.schedulerOptions) {
-      issues.push({ path: 'schedulerOptions', message: `the ${backend.id} backend takes no scheduler options` });
+      issues.push({
+        path: 'schedulerOptions',
+        message: `the ${backend.id} backend takes no scheduler options`,
+      });
     }
     assertValid('E_INVALID_JOB_SPEC', 'The job cannot be submitted', issues);
 
@@ -248,7 +272,11 @@ export class JobManager {
     const now = this.now().toISOString();
     let settingsText: string | undefined;
     if (spec.settings !== undefined) {
-      const mapped = mapSettingsPaths(spec.settings, profile.localRoot ?? '', profile.remoteRoot ?? '');
+      const mapped = mapSettingsPaths(
+        spec.settings,
+        profile.localRoot ?? '',
+        profile.remoteRoot ?? '',
+      );
       settingsText = `${JSON.stringify(mapped, null, 2)}\n`;
     }
     const name = spec.name ?? basename(spec.argv[0] as string);
@@ -297,7 +325,12 @@ export class JobManager {
       const failure = toYonderError(error, 'E_SUBMIT_FAILED');
       const unknownOutcome = failure.code === 'E_TIMEOUT' || failure.code === 'E_TRANSPORT';
       await this.store.updateJob(id, (job) => {
-        const base: JobRecord = { ...job, error: failure.toJSON(), submitter: null, updatedAt: this.now().toISOString() };
+        const base: JobRecord = {
+          ...job,
+          error: failure.toJSON(),
+          submitter: null,
+          updatedAt: this.now().toISOString(),
+        };
         if (unknownOutcome && backend.capabilities.recoverSubmit) return base;
         return transition(
           base,
@@ -315,7 +348,11 @@ export class JobManager {
     return this.store.updateJob(id, (job) => this.applySubmitResult(job, result, 'submit'));
   }
 
-  private submitRequest(job: JobRecord, secrets: Record<string, string>, settingsText?: string): SubmitRequestV1 {
+  private submitRequest(
+    job: JobRecord,
+    secrets: Record<string, string>,
+    settingsText?: string,
+  ): SubmitRequestV1 {
     return {
       id: job.id,
       name: job.name,
@@ -341,7 +378,12 @@ export class JobManager {
       submitter: null,
       error: null,
     };
-    return transition(base, result.state, { source, nativeState: result.nativeState ?? result.state }, now);
+    return transition(
+      base,
+      result.state,
+      { source, nativeState: result.nativeState ?? result.state },
+      now,
+    );
   }
 
   private context(profile: Profile, backend: BackendV1): BackendContextV1 {
@@ -369,7 +411,10 @@ export class JobManager {
       try {
         backend = await this.resolveBackend(job.backend, job.profileSnapshot);
       } catch (error) {
-        await this.store.updateJob(job.id, (current) => ({ ...current, error: toYonderError(error).toJSON() }));
+        await this.store.updateJob(job.id, (current) => ({
+          ...current,
+          error: toYonderError(error).toJSON(),
+        }));
         continue;
       }
       const key = `${backend.id}|${job.target}`;
@@ -378,12 +423,19 @@ export class JobManager {
       groups.set(key, group);
     }
     await Promise.all(
-      [...groups.entries()].map(([key, group]) => this.refreshTarget(key, group.backend, group.jobs, options.force ?? false)),
+      [...groups.entries()].map(([key, group]) =>
+        this.refreshTarget(key, group.backend, group.jobs, options.force ?? false),
+      ),
     );
     return { problems };
   }
 
-  private async refreshTarget(key: string, backend: BackendV1, jobs: JobRecord[], force: boolean): Promise<void> {
+  private async refreshTarget(
+    key: string,
+    backend: BackendV1,
+    jobs: JobRecord[],
+    force: boolean,
+  ): Promise<void> {
     const leaseKey = `poll-${sha256(key).slice(0, 24)}`;
     const lease = await this.store.tryLease(leaseKey, this.leaseTtlMs);
     if (!lease) {
@@ -403,22 +455,42 @@ export class JobManager {
       const fresh = (await Promise.all(jobs.map((job) => this.store.getJob(job.id)))).filter(
         (job): job is JobRecord => job !== undefined && !isTerminal(job.state),
       );
-      const context = this.context(fresh[0]?.profileSnapshot ?? (jobs[0] as JobRecord).profileSnapshot, backend);
-      await this.recoverSubmits(backend, fresh.filter((job) => job.state === 'submitting'), context);
+      const context = this.context(
+        fresh[0]?.profileSnapshot ?? (jobs[0] as JobRecord).profileSnapshot,
+        backend,
+      );
+      await this.recoverSubmits(
+        backend,
+        fresh.filter((job) => job.state === 'submitting'),
+        context,
+      );
       const live = await Promise.all(fresh.map((job) => this.store.getJob(job.id)));
       const pollable = live.filter(
-        (job): job is JobRecord => job !== undefined && !isTerminal(job.state) && job.externalId !== null,
+        (job): job is JobRecord =>
+          job !== undefined && !isTerminal(job.state) && job.externalId !== null,
       );
-      await this.repeatCancels(backend, pollable.filter((job) => job.cancel !== null), context);
+      await this.repeatCancels(
+        backend,
+        pollable.filter((job) => job.cancel !== null),
+        context,
+      );
       await this.pollJobs(backend, pollable, context);
-      await this.enforcePendingTimeouts(backend, pollable.map((job) => job.id), context);
+      await this.enforcePendingTimeouts(
+        backend,
+        pollable.map((job) => job.id),
+        context,
+      );
       completed = true;
     } finally {
       await lease.release({ completed });
     }
   }
 
-  private async recoverSubmits(backend: BackendV1, jobs: JobRecord[], context: BackendContextV1): Promise<void> {
+  private async recoverSubmits(
+    backend: BackendV1,
+    jobs: JobRecord[],
+    context: BackendContextV1,
+  ): Promise<void> {
     // A submit whose process is still alive is in progress; leave it alone.
     const orphans = jobs.filter((job) => job.submitter === null || !isProcessAlive(job.submitter));
     if (orphans.length === 0) return;
@@ -443,7 +515,8 @@ export class JobManager {
       );
     } catch (error) {
       const failure = toYonderError(error, 'E_TRANSPORT').toJSON();
-      for (const job of orphans) await this.store.updateJob(job.id, (current) => ({ ...current, error: failure }));
+      for (const job of orphans)
+        await this.store.updateJob(job.id, (current) => ({ ...current, error: failure }));
       return;
     }
     for (const job of orphans) {
@@ -462,14 +535,23 @@ export class JobManager {
     }
   }
 
-  private async repeatCancels(backend: BackendV1, jobs: JobRecord[], context: BackendContextV1): Promise<void> {
+  private async repeatCancels(
+    backend: BackendV1,
+    jobs: JobRecord[],
+    context: BackendContextV1,
+  ): Promise<void> {
     if (jobs.length === 0) return;
     const now = this.now().getTime();
     const force = (job: JobRecord): boolean => {
       const grace = (job.profileSnapshot.cancelGraceSeconds ?? 10) * 1000;
       return job.cancel !== null && now - Date.parse(job.cancel.requestedAt) >= grace;
     };
-    await this.sendCancel(backend, jobs.filter((job) => !force(job)), context, false);
+    await this.sendCancel(
+      backend,
+      jobs.filter((job) => !force(job)),
+      context,
+      false,
+    );
     await this.sendCancel(backend, jobs.filter(force), context, true);
   }
 
@@ -492,13 +574,18 @@ export class JobManager {
       const outcome = outcomes.get(job.id);
       await this.store.updateJob(job.id, (current) => {
         if (!current.cancel) return undefined;
-        if (outcome?.kind === 'failed' && outcome.error) return { ...current, error: outcome.error };
+        if (outcome?.kind === 'failed' && outcome.error)
+          return { ...current, error: outcome.error };
         return { ...current, cancel: { ...current.cancel, lastSentAt: at } };
       });
     }
   }
 
-  private async pollJobs(backend: BackendV1, jobs: JobRecord[], context: BackendContextV1): Promise<void> {
+  private async pollJobs(
+    backend: BackendV1,
+    jobs: JobRecord[],
+    context: BackendContextV1,
+  ): Promise<void> {
     if (jobs.length === 0) return;
     let observations: ReadonlyMap<string, ObservationV1>;
     try {
@@ -506,7 +593,13 @@ export class JobManager {
     } catch (error) {
       const failure = toYonderError(error, 'E_SCHEDULER_UNAVAILABLE');
       observations = new Map(
-        jobs.map((job) => [job.id, { kind: 'query-failed', source: backend.id, error: failure.toJSON() }] as const),
+        jobs.map(
+          (job) =>
+            [
+              job.id,
+              { kind: 'query-failed', source: backend.id, error: failure.toJSON() },
+            ] as const,
+        ),
       );
     }
     await Promise.all(
@@ -514,7 +607,10 @@ export class JobManager {
         const observation: ObservationV1 = observations.get(job.id) ?? {
           kind: 'query-failed',
           source: backend.id,
-          error: { code: 'E_INTERNAL', message: `The ${backend.id} backend returned nothing for this job.` },
+          error: {
+            code: 'E_INTERNAL',
+            message: `The ${backend.id} backend returned nothing for this job.`,
+          },
         };
         return this.store.updateJob(job.id, (current) => {
           const next = applyObservation(current, observation, this.now(), this.policy);
@@ -524,19 +620,30 @@ export class JobManager {
     );
   }
 
-  private async enforcePendingTimeouts(backend: BackendV1, ids: string[], context: BackendContextV1): Promise<void> {
+  private async enforcePendingTimeouts(
+    backend: BackendV1,
+    ids: string[],
+    context: BackendContextV1,
+  ): Promise<void> {
     const now = this.now();
     const expired: JobRecord[] = [];
     for (const id of ids) {
       const job = await this.store.getJob(id);
       const limit = job?.profileSnapshot.pendingTimeoutSeconds;
-      if (!job || job.state !== 'pending' || job.cancel || !limit || !job.pendingSince) continue;
+      if (job?.state !== 'pending' || job.cancel || !limit || !job.pendingSince) continue;
       if (now.getTime() - Date.parse(job.pendingSince) < limit * 1000) continue;
       expired.push(
         await this.store.updateJob(id, (current) =>
           current.cancel
             ? undefined
-            : { ...current, cancel: { requestedAt: now.toISOString(), reason: 'pending-timeout', lastSentAt: null } },
+            : {
+                ...current,
+                cancel: {
+                  requestedAt: now.toISOString(),
+                  reason: 'pending-timeout',
+                  lastSentAt: null,
+                },
+              },
         ),
       );
     }
@@ -548,7 +655,10 @@ export class JobManager {
    * job is terminal; after the profile's grace period the forceful form is used.
    * With `waitMs`, keeps refreshing until the jobs are terminal or the time is up.
    */
-  async cancel(references: readonly string[], options: { waitMs?: number } = {}): Promise<JobRecord[]> {
+  async cancel(
+    references: readonly string[],
+    options: { waitMs?: number } = {},
+  ): Promise<JobRecord[]> {
     const jobs = await Promise.all(references.map((ref) => this.resolve(ref)));
     const requested: JobRecord[] = [];
     for (const job of jobs) {
@@ -582,14 +692,17 @@ export class JobManager {
       await this.refresh({ ids, force: true });
       const current = await Promise.all(ids.map((id) => this.store.getJob(id)));
       const done = current.every((job) => !job || isTerminal(job.state));
-      if (done || Date.now() >= deadline) return current.filter((job): job is JobRecord => job !== undefined);
+      if (done || Date.now() >= deadline)
+        return current.filter((job): job is JobRecord => job !== undefined);
       await sleep(Math.min(delay, Math.max(0, deadline - Date.now())));
       delay = Math.min(delay * 2, 1000);
     }
   }
 
   /** Active jobs plus recent ones (or all), newest first, after a refresh unless told not to. */
-  async list(options: ListOptions = {}): Promise<{ jobs: JobRecord[]; problems: StoreProblemV1[] }> {
+  async list(
+    options: ListOptions = {},
+  ): Promise<{ jobs: JobRecord[]; problems: StoreProblemV1[] }> {
     const problems: StoreProblemV1[] = [];
     if (options.refresh ?? true) problems.push(...(await this.refresh()).problems);
     let jobs: JobRecord[];
@@ -604,7 +717,9 @@ export class JobManager {
       ]);
       const seen = new Map<string, JobRecord>();
       for (const job of [...active.jobs, ...recent.jobs]) seen.set(job.id, job);
-      jobs = [...seen.values()].sort((a, b) => (a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : 0));
+      jobs = [...seen.values()].sort((a, b) =>
+        a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : 0,
+      );
       for (const problem of [...active.problems, ...recent.problems]) {
         if (!problems.some((p) => p.location === problem.location)) problems.push(problem);
       }
@@ -618,10 +733,15 @@ export class JobManager {
   }
 
   /** The jobs, refreshed first unless told not to. */
-  async status(references: readonly string[], options: { refresh?: boolean } = {}): Promise<JobRecord[]> {
+  async status(
+    references: readonly string[],
+    options: { refresh?: boolean } = {},
+  ): Promise<JobRecord[]> {
     const jobs = await Promise.all(references.map((ref) => this.resolve(ref)));
     if (options.refresh ?? true) {
-      await this.refresh({ ids: jobs.filter((job) => !isTerminal(job.state)).map((job) => job.id) });
+      await this.refresh({
+        ids: jobs.filter((job) => !isTerminal(job.state)).map((job) => job.id),
+      });
       return Promise.all(jobs.map(async (job) => (await this.store.getJob(job.id)) ?? job));
     }
     return jobs;
@@ -631,9 +751,13 @@ export class JobManager {
    * Wait until every job is terminal. Resolves with the jobs; `timedOut` is true when the time
    * ran out first.
    */
-  async wait(references: readonly string[], options: WaitOptions = {}): Promise<{ jobs: JobRecord[]; timedOut: boolean }> {
+  async wait(
+    references: readonly string[],
+    options: WaitOptions = {},
+  ): Promise<{ jobs: JobRecord[]; timedOut: boolean }> {
     let jobs = await Promise.all(references.map((ref) => this.resolve(ref)));
-    const deadline = options.timeoutMs === undefined ? Number.POSITIVE_INFINITY : Date.now() + options.timeoutMs;
+    const deadline =
+      options.timeoutMs === undefined ? Number.POSITIVE_INFINITY : Date.now() + options.timeoutMs;
     const seen = new Map(jobs.map((job) => [job.id, job.state]));
     let delay = 200;
     for (;;) {
@@ -652,7 +776,9 @@ export class JobManager {
       if (Date.now() >= deadline || options.signal?.aborted) return { jobs, timedOut: true };
       const ceiling = Math.max(
         1000,
-        ...jobs.filter((job) => !isTerminal(job.state)).map((job) => (job.profileSnapshot.pollSeconds ?? 2) * 1000),
+        ...jobs
+          .filter((job) => !isTerminal(job.state))
+          .map((job) => (job.profileSnapshot.pollSeconds ?? 2) * 1000),
       );
       await sleep(Math.max(0, Math.min(delay, deadline - Date.now())));
       delay = Math.min(delay * 1.5, ceiling);
@@ -660,15 +786,24 @@ export class JobManager {
   }
 
   /** The last `lines` lines of a job's output. */
-  async logs(reference: string, options: { lines?: number } = {}): Promise<{ job: JobRecord; chunk: LogChunkV1 }> {
+  async logs(
+    reference: string,
+    options: { lines?: number } = {},
+  ): Promise<{ job: JobRecord; chunk: LogChunkV1 }> {
     const job = await this.resolve(reference);
     return { job, chunk: await this.readLog(job, { tailLines: options.lines ?? 200 }) };
   }
 
-  private async readLog(job: JobRecord, options: { tailLines?: number; offset?: number }): Promise<LogChunkV1> {
+  private async readLog(
+    job: JobRecord,
+    options: { tailLines?: number; offset?: number },
+  ): Promise<LogChunkV1> {
     const backend = await this.resolveBackend(job.backend, job.profileSnapshot);
     if (!backend.capabilities.logs) {
-      throw new YonderError('E_LOG_UNAVAILABLE', `The ${backend.id} backend cannot read job output.`);
+      throw new YonderError(
+        'E_LOG_UNAVAILABLE',
+        `The ${backend.id} backend cannot read job output.`,
+      );
     }
     if (job.externalId === null) {
       return { exists: false, text: '', offset: 0, message: 'The job has not been submitted yet.' };

@@ -1,6 +1,5 @@
 import { homedir } from 'node:os';
-import { isAbsolute, relative, resolve, sep } from 'node:path';
-import { posix } from 'node:path';
+import { isAbsolute, posix, relative, resolve, sep } from 'node:path';
 import type { JsonValue } from '../json/json-value.js';
 
 function expandHome(value: string): string {
@@ -30,13 +29,19 @@ export function mapPath(value: string, localRoot: string, remoteRoot: string): s
  * to the same place below `remoteRoot`. Keys are never rewritten (setting names are not
  * paths), and strings that are not absolute paths stay as they are.
  */
-export function mapSettingsPaths<T extends JsonValue>(value: T, localRoot: string, remoteRoot: string): T {
+export function mapSettingsPaths<T extends JsonValue>(
+  value: T,
+  localRoot: string,
+  remoteRoot: string,
+): T {
   if (!localRoot) return value;
   if (typeof value === 'string') return mapPath(value, localRoot, remoteRoot) as T;
-  if (Array.isArray(value)) return value.map((item) => mapSettingsPaths(item, localRoot, remoteRoot)) as T;
+  if (Array.isArray(value))
+    return value.map((item) => mapSettingsPaths(item, localRoot, remoteRoot)) as T;
   if (value !== null && typeof value === 'object') {
     const out: Record<string, JsonValue> = {};
-    for (const [key, item] of Object.entries(value)) out[key] = mapSettingsPaths(item, localRoot, remoteRoot);
+    for (const [key, item] of Object.entries(value))
+      out[key] = mapSettingsPaths(item, localRoot, remoteRoot);
     return out as T;
   }
   return value;

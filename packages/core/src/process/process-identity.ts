@@ -23,7 +23,10 @@ export function readBootId(): string {
 export function parseProcStat(text: string): { state: string; startTime: string } | null {
   const end = text.lastIndexOf(') ');
   if (end < 0) return null;
-  const fields = text.slice(end + 2).trim().split(/\s+/);
+  const fields = text
+    .slice(end + 2)
+    .trim()
+    .split(/\s+/);
   const state = fields[0];
   const startTime = fields[19];
   if (!state || !startTime || !/^\d+$/.test(startTime)) return null;
@@ -53,7 +56,12 @@ export function readProcessIdentity(pid: number): ProcessIdentity | null {
 export function isProcessAlive(identity: ProcessIdentity): boolean {
   if (identity.host !== hostname() || identity.bootId !== readBootId()) return false;
   const stat = readProcessStat(identity.pid);
-  return stat !== null && stat.startTime === identity.startTime && stat.state !== 'Z' && stat.state !== 'X';
+  return (
+    stat !== null &&
+    stat.startTime === identity.startTime &&
+    stat.state !== 'Z' &&
+    stat.state !== 'X'
+  );
 }
 
 /** This process's own identity. */

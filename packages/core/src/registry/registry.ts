@@ -54,17 +54,35 @@ export function assertBackend(value: unknown, what = 'The backend'): asserts val
   }
   const candidate = value as Record<string, unknown>;
   if (candidate.specificationVersion !== 'v1') {
-    throw new UnsupportedVersionError(what, candidate.specificationVersion, SUPPORTED_SPECIFICATION_VERSIONS);
+    throw new UnsupportedVersionError(
+      what,
+      candidate.specificationVersion,
+      SUPPORTED_SPECIFICATION_VERSIONS,
+    );
   }
   const missing: string[] = [];
-  if (typeof candidate.id !== 'string' || !PLUGIN_ID_PATTERN.test(candidate.id)) missing.push('id (a lowercase id such as "pbs")');
-  for (const method of ['validateProfile', 'targetKey', 'probe', 'submit', 'poll', 'cancel', 'readLog']) {
+  if (typeof candidate.id !== 'string' || !PLUGIN_ID_PATTERN.test(candidate.id))
+    missing.push('id (a lowercase id such as "pbs")');
+  for (const method of [
+    'validateProfile',
+    'targetKey',
+    'probe',
+    'submit',
+    'poll',
+    'cancel',
+    'readLog',
+  ]) {
     if (typeof candidate[method] !== 'function') missing.push(`${method}()`);
   }
-  if (typeof candidate.capabilities !== 'object' || candidate.capabilities === null) missing.push('capabilities');
-  if (typeof candidate.optionsSchema !== 'object' || candidate.optionsSchema === null) missing.push('optionsSchema');
+  if (typeof candidate.capabilities !== 'object' || candidate.capabilities === null)
+    missing.push('capabilities');
+  if (typeof candidate.optionsSchema !== 'object' || candidate.optionsSchema === null)
+    missing.push('optionsSchema');
   if (missing.length > 0) {
-    throw new YonderError('E_INTERNAL', `${what} does not implement the backend contract v1: missing or invalid ${missing.join(', ')}.`);
+    throw new YonderError(
+      'E_INTERNAL',
+      `${what} does not implement the backend contract v1: missing or invalid ${missing.join(', ')}.`,
+    );
   }
 }
 
@@ -81,32 +99,50 @@ export function createRegistry(entries: RegistryEntries = {}): Registry {
   const registry: Registry = {
     backend(id) {
       const entry = backends.get(id);
-      if (!entry) throw new NoSuchPluginError('backend', id, [...backends.keys()], hints.get(`backend:${id}`));
+      if (!entry)
+        throw new NoSuchPluginError(
+          'backend',
+          id,
+          [...backends.keys()],
+          hints.get(`backend:${id}`),
+        );
       return entry.backend;
     },
     transport(id) {
       const entry = transports.get(id);
-      if (!entry) throw new NoSuchPluginError('transport', id, [...transports.keys()], hints.get(`transport:${id}`));
+      if (!entry)
+        throw new NoSuchPluginError(
+          'transport',
+          id,
+          [...transports.keys()],
+          hints.get(`transport:${id}`),
+        );
       return entry.factory;
     },
     store(id) {
       const entry = stores.get(id);
-      if (!entry) throw new NoSuchPluginError('store', id, [...stores.keys()], hints.get(`store:${id}`));
+      if (!entry)
+        throw new NoSuchPluginError('store', id, [...stores.keys()], hints.get(`store:${id}`));
       return entry.factory;
     },
     addBackend(backend, origin) {
       assertBackend(backend, origin ? `The backend from ${origin.package}` : 'The backend');
       if (backends.has(backend.id)) {
-        throw new YonderError('E_INTERNAL', `A backend named "${backend.id}" is already registered.`);
+        throw new YonderError(
+          'E_INTERNAL',
+          `A backend named "${backend.id}" is already registered.`,
+        );
       }
       backends.set(backend.id, origin ? { backend, origin } : { backend });
     },
     addTransport(id, factory, origin) {
-      if (typeof factory !== 'function') throw new YonderError('E_INTERNAL', `Transport "${id}" is not a factory function.`);
+      if (typeof factory !== 'function')
+        throw new YonderError('E_INTERNAL', `Transport "${id}" is not a factory function.`);
       transports.set(id, origin ? { factory, origin } : { factory });
     },
     addStore(id, factory, origin) {
-      if (typeof factory !== 'function') throw new YonderError('E_INTERNAL', `Store "${id}" is not a factory function.`);
+      if (typeof factory !== 'function')
+        throw new YonderError('E_INTERNAL', `Store "${id}" is not a factory function.`);
       stores.set(id, origin ? { factory, origin } : { factory });
     },
     list() {
@@ -116,8 +152,14 @@ export function createRegistry(entries: RegistryEntries = {}): Registry {
           specificationVersion: backend.specificationVersion,
           ...(origin ? { origin } : {}),
         })),
-        transports: [...transports.entries()].map(([id, { origin }]) => ({ id, ...(origin ? { origin } : {}) })),
-        stores: [...stores.entries()].map(([id, { origin }]) => ({ id, ...(origin ? { origin } : {}) })),
+        transports: [...transports.entries()].map(([id, { origin }]) => ({
+          id,
+          ...(origin ? { origin } : {}),
+        })),
+        stores: [...stores.entries()].map(([id, { origin }]) => ({
+          id,
+          ...(origin ? { origin } : {}),
+        })),
       };
     },
     hint(kind, id, text) {
@@ -125,7 +167,8 @@ export function createRegistry(entries: RegistryEntries = {}): Registry {
     },
   };
   for (const backend of entries.backends ?? []) registry.addBackend(backend);
-  for (const [id, factory] of Object.entries(entries.transports ?? {})) registry.addTransport(id, factory);
+  for (const [id, factory] of Object.entries(entries.transports ?? {}))
+    registry.addTransport(id, factory);
   for (const [id, factory] of Object.entries(entries.stores ?? {})) registry.addStore(id, factory);
   return registry;
 }

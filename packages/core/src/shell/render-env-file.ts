@@ -11,7 +11,10 @@ export function renderEnvFile(variables: Readonly<Record<string, string>>): stri
   let text = '';
   for (const [name, value] of Object.entries(variables)) {
     if (!ENV_NAME_PATTERN.test(name)) {
-      throw new YonderError('E_UNSAFE_VALUE', `"${name}" is not a valid environment variable name.`);
+      throw new YonderError(
+        'E_UNSAFE_VALUE',
+        `"${name}" is not a valid environment variable name.`,
+      );
     }
     text += `export ${name}=${shQuote(value)}\n`;
   }

@@ -104,7 +104,11 @@ export interface JobRecord {
   error: { code: string; message: string } | null;
   history: Transition[];
   /** When a cancel was first asked for, and why (`user` or `pending-timeout`). */
-  cancel: { requestedAt: string; reason: 'user' | 'pending-timeout'; lastSentAt: string | null } | null;
+  cancel: {
+    requestedAt: string;
+    reason: 'user' | 'pending-timeout';
+    lastSentAt: string | null;
+  } | null;
   /** Healthy polls in a row that did not find the job. */
   misses: number;
   /** When the job was last seen pending (start of the current pending spell). */

@@ -50,7 +50,8 @@ export function transition(
         ]
       : job.history,
   };
-  if (to === 'pending') next.pendingSince = job.state === 'pending' && job.pendingSince ? job.pendingSince : at;
+  if (to === 'pending')
+    next.pendingSince = job.state === 'pending' && job.pendingSince ? job.pendingSince : at;
   else next.pendingSince = null;
   if (fields.reason !== undefined) next.reason = fields.reason;
   if (isTerminal(to)) {
@@ -67,7 +68,10 @@ export function transition(
 
 const CANCEL_SIGNALS = new Set(['SIGTERM', 'SIGKILL', 'SIGINT', 'SIGHUP']);
 
-function diedOfCancelSignal(observation: { signal?: string | null; exitCode?: number | null }): boolean {
+function diedOfCancelSignal(observation: {
+  signal?: string | null;
+  exitCode?: number | null;
+}): boolean {
   if (observation.signal && CANCEL_SIGNALS.has(observation.signal)) return true;
   return observation.exitCode === 143 || observation.exitCode === 137;
 }
@@ -93,7 +97,12 @@ export function applyObservation(
     const base: JobRecord = { ...job, misses, error: null };
     if (misses < policy.maxMisses) return base;
     if (job.cancel?.reason === 'user') {
-      return transition(base, 'cancelled', { source: observation.source, reason: 'cancelled' }, now);
+      return transition(
+        base,
+        'cancelled',
+        { source: observation.source, reason: 'cancelled' },
+        now,
+      );
     }
     return transition(
       base,
@@ -113,7 +122,11 @@ export function applyObservation(
   let failureKind = observation.failureKind ?? null;
   if (isTerminal(to) && job.cancel) {
     if (job.cancel.reason === 'user') {
-      if (to === 'cancelled' || to === 'succeeded' || (to === 'failed' && diedOfCancelSignal(observation))) {
+      if (
+        to === 'cancelled' ||
+        to === 'succeeded' ||
+        (to === 'failed' && diedOfCancelSignal(observation))
+      ) {
         to = 'cancelled';
         reason = reason ?? 'cancelled';
         failureKind = null;

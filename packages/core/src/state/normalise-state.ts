@@ -122,7 +122,12 @@ const GENERIC: Record<string, Entry> = {
 
 const TABLES: Record<StateDialect, Record<string, Entry>> = { generic: GENERIC, slurm: SLURM };
 
-const unknown: NormalisedState = { state: 'unknown', failureKind: null, reason: null, exitCode: null };
+const unknown: NormalisedState = {
+  state: 'unknown',
+  failureKind: null,
+  reason: null,
+  exitCode: null,
+};
 
 /**
  * Map a scheduler's word for a job's state to yonder's. Case and a trailing `+`
@@ -141,7 +146,12 @@ export function normaliseState(native: string, dialect: StateDialect = 'generic'
   }
   const by = /^CANCELL?ED\s+by\s+(\S+)$/i.exec(first);
   if (by) {
-    return { state: 'cancelled', failureKind: null, reason: `cancelled by uid ${by[1]}`, exitCode: null };
+    return {
+      state: 'cancelled',
+      failureKind: null,
+      reason: `cancelled by uid ${by[1]}`,
+      exitCode: null,
+    };
   }
   const word = (first.split(/\s+/, 1)[0] ?? '').replace(/\+$/, '').toUpperCase();
   const entry = TABLES[dialect][word];

@@ -17,13 +17,18 @@ export function createMemoryStore(): StoreV1 {
   const jobs = new Map<string, JobRecord>();
   const order: string[] = [];
   const leases = new Map<string, { held: boolean; lastCompletedAt: string | null }>();
-  const newest = (a: JobRecord, b: JobRecord): number => (a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : 0);
+  const newest = (a: JobRecord, b: JobRecord): number =>
+    a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : 0;
   return {
     specificationVersion: 'v1',
     id: 'memory',
     location: 'memory',
     async saveProfile(profile) {
-      assertValid('E_INVALID_PROFILE', `Profile "${String(profile?.name)}" is invalid`, validateProfileFields(profile));
+      assertValid(
+        'E_INVALID_PROFILE',
+        `Profile "${String(profile?.name)}" is invalid`,
+        validateProfileFields(profile),
+      );
       profiles.set(profile.name.toLowerCase(), clone(profile));
     },
     async getProfile(name) {
@@ -32,7 +37,9 @@ export function createMemoryStore(): StoreV1 {
     },
     async listProfiles() {
       return {
-        profiles: [...profiles.values()].map(clone).sort((a, b) => a.name.toLowerCase().localeCompare(b.name.toLowerCase())),
+        profiles: [...profiles.values()]
+          .map(clone)
+          .sort((a, b) => a.name.toLowerCase().localeCompare(b.name.toLowerCase())),
         problems: [],
       };
     },
@@ -40,7 +47,8 @@ export function createMemoryStore(): StoreV1 {
       return profiles.delete(name.toLowerCase());
     },
     async createJob(job) {
-      if (jobs.has(job.id)) throw new YonderError('E_STORE', `A job with id ${job.id} already exists.`);
+      if (jobs.has(job.id))
+        throw new YonderError('E_STORE', `A job with id ${job.id} already exists.`);
       jobs.set(job.id, clone(job));
       order.push(job.id);
     },
@@ -56,7 +64,12 @@ export function createMemoryStore(): StoreV1 {
       if (!current) throw new YonderError('E_NO_SUCH_JOB', `No job with id ${id}.`);
       const next = change(clone(current));
       if (next === undefined) return clone(current);
-      const written = { ...clone(next), id, revision: current.revision + 1, updatedAt: new Date().toISOString() };
+      const written = {
+        ...clone(next),
+        id,
+        revision: current.revision + 1,
+        updatedAt: new Date().toISOString(),
+      };
       jobs.set(id, written);
       return clone(written);
     },
@@ -85,7 +98,8 @@ export function createMemoryStore(): StoreV1 {
     },
     async waitForLease(key, timeoutMs) {
       const deadline = Date.now() + timeoutMs;
-      while (leases.get(key)?.held && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+      while (leases.get(key)?.held && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 5));
       return leases.get(key)?.lastCompletedAt ?? null;
     },
     async close() {},

@@ -69,11 +69,15 @@ export function parseTemplate(
   const words = splitCommandLine(template, label);
   if (words.length === 0) throw new YonderError('E_INVALID_TEMPLATE', `${label} is empty.`);
   if ((options.requireProgram ?? true) && (words[0] as string).startsWith('-')) {
-    throw new YonderError('E_INVALID_TEMPLATE', `${label} must begin with a program name, not an option.`);
+    throw new YonderError(
+      'E_INVALID_TEMPLATE',
+      `${label} must begin with a program name, not an option.`,
+    );
   }
   const parsed = words.map((word) => parseWord(word, label));
   const placeholders = new Set<string>();
-  for (const word of parsed) for (const part of word) if ('name' in part) placeholders.add(part.name);
+  for (const word of parsed)
+    for (const part of word) if ('name' in part) placeholders.add(part.name);
   for (const name of placeholders) {
     if (!allowed.includes(name)) {
       throw new YonderError(
@@ -101,7 +105,10 @@ export function renderTemplate(
         if ('literal' in part) return part.literal;
         const value = values[part.name];
         if (value === undefined) {
-          throw new YonderError('E_INVALID_TEMPLATE', `${label}: placeholder {${part.name}} has no value here.`);
+          throw new YonderError(
+            'E_INVALID_TEMPLATE',
+            `${label}: placeholder {${part.name}} has no value here.`,
+          );
         }
         return value;
       })

@@ -50,7 +50,10 @@ class BoundedBuffer {
 }
 
 /** Build a child environment: the parent's, minus what is unset, plus what is set. */
-export function buildEnvironment(options: RunOptionsV1, base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+export function buildEnvironment(
+  options: RunOptionsV1,
+  base: NodeJS.ProcessEnv = process.env,
+): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...base };
   for (const name of Object.keys(env)) {
     if (options.unsetEnvPrefixes?.some((prefix) => name.startsWith(prefix))) delete env[name];
@@ -65,7 +68,10 @@ export function buildEnvironment(options: RunOptionsV1, base: NodeJS.ProcessEnv 
  * process group is killed), output bounded and decoded as UTF-8 with replacement.
  * @throws YonderError `E_COMMAND_NOT_FOUND`, `E_TIMEOUT` or `E_TRANSPORT`.
  */
-export function runLocal(argv: readonly string[], options: RunOptionsV1 = {}): Promise<RunResultV1> {
+export function runLocal(
+  argv: readonly string[],
+  options: RunOptionsV1 = {},
+): Promise<RunResultV1> {
   const [program, ...args] = argv;
   if (!program) return Promise.reject(new YonderError('E_TRANSPORT', 'No program given to run.'));
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
@@ -121,7 +127,11 @@ export function runLocal(argv: readonly string[], options: RunOptionsV1 = {}): P
             ),
           );
         } else {
-          rejectPromise(new YonderError('E_TRANSPORT', `Could not start "${program}": ${error.message}`, { cause: error }));
+          rejectPromise(
+            new YonderError('E_TRANSPORT', `Could not start "${program}": ${error.message}`, {
+              cause: error,
+            }),
+          );
         }
       });
     });
@@ -129,12 +139,19 @@ export function runLocal(argv: readonly string[], options: RunOptionsV1 = {}): P
       finish(() => {
         if (timedOut) {
           rejectPromise(
-            new YonderError('E_TIMEOUT', `Command timed out after ${Math.round(timeoutMs / 100) / 10}s: ${program}`),
+            new YonderError(
+              'E_TIMEOUT',
+              `Command timed out after ${Math.round(timeoutMs / 100) / 10}s: ${program}`,
+            ),
           );
           return;
         }
         if (options.signal?.aborted) {
-          rejectPromise(new YonderError('E_TRANSPORT', `Command aborted: ${program}`, { cause: options.signal.reason }));
+          rejectPromise(
+            new YonderError('E_TRANSPORT', `Command aborted: ${program}`, {
+              cause: options.signal.reason,
+            }),
+          );
           return;
         }
         resolvePromise({
@@ -160,7 +177,8 @@ export function createLocalTransport(): TransportV1 {
     id: 'local',
     target: 'local',
     run: (argv, options) => runLocal(argv, options),
-    runScript: (script, args, options) => runLocal(['sh', '-c', script, 'yonder-script', ...args], options),
+    runScript: (script, args, options) =>
+      runLocal(['sh', '-c', script, 'yonder-script', ...args], options),
     close: async () => {},
   };
 }

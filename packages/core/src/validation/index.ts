@@ -1,8 +1,8 @@
 export {
   checkSchema,
-  pointerToPath,
   type ProfileFields,
   ProfileSchema,
+  pointerToPath,
   validateProfileFields,
 } from './profile-schema.js';
 export {

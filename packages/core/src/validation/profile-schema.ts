@@ -13,20 +13,46 @@ import {
 /** The fields every profile has, whatever its backend. Strict: unknown keys are refused. */
 export const ProfileSchema = Type.Object(
   {
-    name: Type.String({ description: 'The profile name: letters, digits, space . _ -; at most 64.' }),
-    backend: Type.String({ description: 'The backend id: local, ssh, slurm, command, or a plugin’s.' }),
+    name: Type.String({
+      description: 'The profile name: letters, digits, space . _ -; at most 64.',
+    }),
+    backend: Type.String({
+      description: 'The backend id: local, ssh, slurm, command, or a plugin’s.',
+    }),
     host: Type.Optional(Type.String({ description: 'Host or ssh config alias.' })),
-    workdir: Type.Optional(Type.String({ description: 'Absolute directory on the target for job directories.' })),
-    localRoot: Type.Optional(Type.String({ description: 'Local dataset root mapped to remoteRoot.' })),
-    remoteRoot: Type.Optional(Type.String({ description: 'The same dataset root as seen on the target.' })),
+    workdir: Type.Optional(
+      Type.String({ description: 'Absolute directory on the target for job directories.' }),
+    ),
+    localRoot: Type.Optional(
+      Type.String({ description: 'Local dataset root mapped to remoteRoot.' }),
+    ),
+    remoteRoot: Type.Optional(
+      Type.String({ description: 'The same dataset root as seen on the target.' }),
+    ),
     pendingTimeoutSeconds: Type.Optional(
-      Type.Integer({ minimum: 1, maximum: 2_592_000, description: 'Fail a job still pending after this long.' }),
+      Type.Integer({
+        minimum: 1,
+        maximum: 2_592_000,
+        description: 'Fail a job still pending after this long.',
+      }),
     ),
-    pollSeconds: Type.Optional(Type.Number({ minimum: 1, maximum: 3600, description: 'Polling interval for wait and follow.' })),
+    pollSeconds: Type.Optional(
+      Type.Number({
+        minimum: 1,
+        maximum: 3600,
+        description: 'Polling interval for wait and follow.',
+      }),
+    ),
     cancelGraceSeconds: Type.Optional(
-      Type.Number({ minimum: 0, maximum: 3600, description: 'Seconds between the polite and the forceful cancel.' }),
+      Type.Number({
+        minimum: 0,
+        maximum: 3600,
+        description: 'Seconds between the polite and the forceful cancel.',
+      }),
     ),
-    options: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'Backend options.' })),
+    options: Type.Optional(
+      Type.Record(Type.String(), Type.Unknown(), { description: 'Backend options.' }),
+    ),
   },
   { additionalProperties: false, $id: 'https://yonder.dev/schema/profile.json' },
 );
@@ -50,7 +76,10 @@ export function checkSchema(schema: TSchema, value: unknown, prefix = ''): Valid
     const path = pointerToPath(error.path, prefix);
     if (error.type === ValueErrorType.ObjectAdditionalProperties) {
       const extra = Object.keys((error.value as object) ?? {});
-      issues.push({ path, message: `unknown field${extra.length > 1 ? 's' : ''} (${error.message.toLowerCase()})` });
+      issues.push({
+        path,
+        message: `unknown field${extra.length > 1 ? 's' : ''} (${error.message.toLowerCase()})`,
+      });
       continue;
     }
     issues.push({ path: path || prefix, message: error.message.toLowerCase() });
@@ -80,15 +109,20 @@ export function validateProfileFields(profile: unknown): ValidationIssue[] {
     else if (!PROFILE_NAME_PATTERN.test(value.name)) {
       issues.push({
         path: 'name',
-        message: 'must begin with a letter or digit and contain only letters, digits, spaces, ".", "_" or "-" (at most 64)',
+        message:
+          'must begin with a letter or digit and contain only letters, digits, spaces, ".", "_" or "-" (at most 64)',
       });
     }
   }
   if (typeof value.backend === 'string' && !PLUGIN_ID_PATTERN.test(value.backend)) {
-    issues.push({ path: 'backend', message: 'must be a backend id such as "local", "slurm", "ssh" or "command"' });
+    issues.push({
+      path: 'backend',
+      message: 'must be a backend id such as "local", "slurm", "ssh" or "command"',
+    });
   }
   if (typeof value.host === 'string') issues.push(...checkHost(value.host, 'host'));
-  if (typeof value.workdir === 'string') issues.push(...checkAbsolutePath(value.workdir, 'workdir'));
+  if (typeof value.workdir === 'string')
+    issues.push(...checkAbsolutePath(value.workdir, 'workdir'));
   const hasLocal = typeof value.localRoot === 'string' && value.localRoot !== '';
   const hasRemote = typeof value.remoteRoot === 'string' && value.remoteRoot !== '';
   if (hasLocal !== hasRemote) {

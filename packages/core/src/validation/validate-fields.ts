@@ -19,8 +19,10 @@ export function checkText(
   options: { allowEmpty?: boolean; maxLength?: number } = {},
 ): ValidationIssue[] {
   if (typeof value !== 'string') return [{ path, message: 'must be a string' }];
-  if (!value.trim() && !options.allowEmpty) return [{ path, message: 'is required and may not be blank' }];
-  if (/[\0\r\n]/.test(value)) return [{ path, message: 'may not contain a newline or a NUL character' }];
+  if (!value.trim() && !options.allowEmpty)
+    return [{ path, message: 'is required and may not be blank' }];
+  if (/[\0\r\n]/.test(value))
+    return [{ path, message: 'may not contain a newline or a NUL character' }];
   if (options.maxLength !== undefined && value.length > options.maxLength) {
     return [{ path, message: `may be at most ${options.maxLength} characters long` }];
   }
@@ -32,7 +34,9 @@ export function checkAbsolutePath(value: unknown, path: string): ValidationIssue
   const issues = checkText(value, path);
   if (issues.length > 0) return issues;
   if (!(value as string).startsWith('/')) {
-    return [{ path, message: `must be an absolute path (starting with "/"), got "${value as string}"` }];
+    return [
+      { path, message: `must be an absolute path (starting with "/"), got "${value as string}"` },
+    ];
   }
   return [];
 }
@@ -42,7 +46,8 @@ export function checkHost(value: unknown, path: string): ValidationIssue[] {
   const issues = checkText(value, path);
   if (issues.length > 0) return issues;
   const host = value as string;
-  if (host.startsWith('-')) return [{ path, message: 'may not begin with "-" (it would be read as an option)' }];
+  if (host.startsWith('-'))
+    return [{ path, message: 'may not begin with "-" (it would be read as an option)' }];
   if (!HOST_PATTERN.test(host)) {
     return [{ path, message: 'may contain only letters, digits and . _ - @ : [ ] %' }];
   }
@@ -66,7 +71,10 @@ export interface ExternalId {
  * Slurm's `id;cluster` form is split and both halves are checked.
  * @throws YonderError `E_UNSAFE_VALUE` quoting what was returned.
  */
-export function parseExternalId(value: string, options: { allowCluster?: boolean } = {}): ExternalId {
+export function parseExternalId(
+  value: string,
+  options: { allowCluster?: boolean } = {},
+): ExternalId {
   const raw = value.trim();
   let id = raw;
   let cluster: string | null = null;
@@ -75,11 +83,17 @@ export function parseExternalId(value: string, options: { allowCluster?: boolean
     id = raw.slice(0, at);
     cluster = raw.slice(at + 1);
     if (!cluster || cluster.startsWith('-') || !EXTERNAL_ID_PATTERN.test(cluster)) {
-      throw new YonderError('E_UNSAFE_VALUE', `The scheduler returned an unsafe cluster name: ${JSON.stringify(value)}.`);
+      throw new YonderError(
+        'E_UNSAFE_VALUE',
+        `The scheduler returned an unsafe cluster name: ${JSON.stringify(value)}.`,
+      );
     }
   }
   if (!id || id.length > 256 || id.startsWith('-') || !EXTERNAL_ID_PATTERN.test(id)) {
-    throw new YonderError('E_UNSAFE_VALUE', `The scheduler returned an unsafe or empty job id: ${JSON.stringify(value.slice(0, 200))}.`);
+    throw new YonderError(
+      'E_UNSAFE_VALUE',
+      `The scheduler returned an unsafe or empty job id: ${JSON.stringify(value.slice(0, 200))}.`,
+    );
   }
   return { id, cluster };
 }

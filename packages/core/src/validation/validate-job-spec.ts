@@ -6,10 +6,7 @@ const TIME = /^(\d+-\d{1,2}(:\d{1,2}(:\d{1,2})?)?|\d+(:\d{1,2}(:\d{1,2})?)?)$/;
 const MEMORY = /^\d+[KMGT]?$/i;
 const SCHEDULER_WORD = /^[A-Za-z0-9_.,:+=-]+$/;
 
-function checkVariables(
-  value: unknown,
-  path: string,
-): ValidationIssue[] {
+function checkVariables(value: unknown, path: string): ValidationIssue[] {
   if (value === undefined) return [];
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     return [{ path, message: 'must be an object of NAME: value strings' }];
@@ -17,10 +14,15 @@ function checkVariables(
   const issues: ValidationIssue[] = [];
   for (const [name, item] of Object.entries(value)) {
     if (!ENV_NAME_PATTERN.test(name)) {
-      issues.push({ path: `${path}.${name}`, message: 'is not a valid variable name (letters, digits, "_"; not starting with a digit)' });
+      issues.push({
+        path: `${path}.${name}`,
+        message: 'is not a valid variable name (letters, digits, "_"; not starting with a digit)',
+      });
     }
-    if (typeof item !== 'string') issues.push({ path: `${path}.${name}`, message: 'must be a string' });
-    else if (item.includes('\0')) issues.push({ path: `${path}.${name}`, message: 'may not contain a NUL character' });
+    if (typeof item !== 'string')
+      issues.push({ path: `${path}.${name}`, message: 'must be a string' });
+    else if (item.includes('\0'))
+      issues.push({ path: `${path}.${name}`, message: 'may not contain a NUL character' });
   }
   return issues;
 }
@@ -36,28 +38,56 @@ function checkCount(value: unknown, path: string): ValidationIssue[] {
 function checkWord(value: unknown, path: string): ValidationIssue[] {
   if (value === undefined) return [];
   if (typeof value !== 'string' || !SCHEDULER_WORD.test(value) || value.startsWith('-')) {
-    return [{ path, message: 'must be a plain name (letters, digits, _ . , : + = -; not starting with "-")' }];
+    return [
+      {
+        path,
+        message: 'must be a plain name (letters, digits, _ . , : + = -; not starting with "-")',
+      },
+    ];
   }
   return [];
 }
 
-export function validateResources(resources: Resources | undefined, path = 'resources'): ValidationIssue[] {
+export function validateResources(
+  resources: Resources | undefined,
+  path = 'resources',
+): ValidationIssue[] {
   if (resources === undefined) return [];
-  if (typeof resources !== 'object' || resources === null) return [{ path, message: 'must be an object' }];
+  if (typeof resources !== 'object' || resources === null)
+    return [{ path, message: 'must be an object' }];
   const issues: ValidationIssue[] = [];
   const known = new Set(['time', 'cpus', 'memory', 'gpus', 'nodes', 'partition', 'account', 'qos']);
   for (const key of Object.keys(resources)) {
-    if (!known.has(key)) issues.push({ path: `${path}.${key}`, message: `is not a resource; known: ${[...known].join(', ')}` });
+    if (!known.has(key))
+      issues.push({
+        path: `${path}.${key}`,
+        message: `is not a resource; known: ${[...known].join(', ')}`,
+      });
   }
-  if (resources.time !== undefined && (typeof resources.time !== 'string' || !TIME.test(resources.time))) {
-    issues.push({ path: `${path}.time`, message: 'must be MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS (e.g. 1:30:00)' });
+  if (
+    resources.time !== undefined &&
+    (typeof resources.time !== 'string' || !TIME.test(resources.time))
+  ) {
+    issues.push({
+      path: `${path}.time`,
+      message: 'must be MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS (e.g. 1:30:00)',
+    });
   }
-  if (resources.memory !== undefined && (typeof resources.memory !== 'string' || !MEMORY.test(resources.memory))) {
-    issues.push({ path: `${path}.memory`, message: 'must be a number with an optional unit K, M, G or T (e.g. 4G)' });
+  if (
+    resources.memory !== undefined &&
+    (typeof resources.memory !== 'string' || !MEMORY.test(resources.memory))
+  ) {
+    issues.push({
+      path: `${path}.memory`,
+      message: 'must be a number with an optional unit K, M, G or T (e.g. 4G)',
+    });
   }
   issues.push(...checkCount(resources.cpus, `${path}.cpus`));
   issues.push(...checkCount(resources.nodes, `${path}.nodes`));
-  if (resources.gpus !== undefined && !(resources.gpus === 0 || checkCount(resources.gpus, '').length === 0)) {
+  if (
+    resources.gpus !== undefined &&
+    !(resources.gpus === 0 || checkCount(resources.gpus, '').length === 0)
+  ) {
     issues.push({ path: `${path}.gpus`, message: 'must be a whole number' });
   }
   issues.push(...checkWord(resources.partition, `${path}.partition`));
@@ -76,26 +106,40 @@ export function validateJobSpec(spec: JobSpec): ValidationIssue[] {
     issues.push({ path: 'argv', message: 'needs at least the program to run (after "--")' });
   } else {
     spec.argv.forEach((word, index) => {
-      if (typeof word !== 'string') issues.push({ path: `argv.${index}`, message: 'must be a string' });
-      else if (word.includes('\0')) issues.push({ path: `argv.${index}`, message: 'may not contain a NUL character' });
+      if (typeof word !== 'string')
+        issues.push({ path: `argv.${index}`, message: 'must be a string' });
+      else if (word.includes('\0'))
+        issues.push({ path: `argv.${index}`, message: 'may not contain a NUL character' });
     });
-    if (spec.argv[0] === '') issues.push({ path: 'argv.0', message: 'the program name may not be empty' });
+    if (spec.argv[0] === '')
+      issues.push({ path: 'argv.0', message: 'the program name may not be empty' });
   }
   if (spec.name !== undefined) issues.push(...checkText(spec.name, 'name', { maxLength: 200 }));
-  if (spec.settings !== undefined && (typeof spec.settings !== 'object' || spec.settings === null || Array.isArray(spec.settings))) {
+  if (
+    spec.settings !== undefined &&
+    (typeof spec.settings !== 'object' || spec.settings === null || Array.isArray(spec.settings))
+  ) {
     issues.push({ path: 'settings', message: 'must be a JSON object' });
   }
   issues.push(...checkVariables(spec.env, 'env'));
   issues.push(...checkVariables(spec.secrets, 'secrets'));
   if (spec.env && spec.secrets) {
     for (const name of Object.keys(spec.secrets)) {
-      if (name in spec.env) issues.push({ path: `secrets.${name}`, message: 'is also set in env; set it in one place' });
+      if (name in spec.env)
+        issues.push({
+          path: `secrets.${name}`,
+          message: 'is also set in env; set it in one place',
+        });
     }
   }
   issues.push(...validateResources(spec.resources));
   if (spec.schedulerOptions !== undefined) {
-    if (!Array.isArray(spec.schedulerOptions)) issues.push({ path: 'schedulerOptions', message: 'must be a list of arguments' });
-    else spec.schedulerOptions.forEach((word, index) => issues.push(...checkText(word, `schedulerOptions.${index}`)));
+    if (!Array.isArray(spec.schedulerOptions))
+      issues.push({ path: 'schedulerOptions', message: 'must be a list of arguments' });
+    else
+      spec.schedulerOptions.forEach((word, index) => {
+        issues.push(...checkText(word, `schedulerOptions.${index}`));
+      });
   }
   if (spec.cwd !== undefined) issues.push(...checkAbsolutePath(spec.cwd, 'cwd'));
   return issues;

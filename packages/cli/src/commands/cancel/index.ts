@@ -18,6 +18,10 @@ export const run: Command = async (argv, { io, runtime }) => {
   if (positionals.length === 0) throw new UsageError('Name at least one job: yonder cancel JOB...');
   const jobs = await runtime().manager.cancel(positionals, { waitMs: 15_000 });
   if (values.json) io.stdout(envelope(jobs.map(jobJson)));
-  else for (const job of jobs) io.stdout(`${job.id} ${paintState(io, job.state)}${job.state === 'cancelled' || job.cancel === null ? '' : ' (cancel requested)'}\n`);
+  else
+    for (const job of jobs)
+      io.stdout(
+        `${job.id} ${paintState(io, job.state)}${job.state === 'cancelled' || job.cancel === null ? '' : ' (cancel requested)'}\n`,
+      );
   return jobs.some((job) => job.error !== null && job.state !== 'cancelled') ? 1 : 0;
 };

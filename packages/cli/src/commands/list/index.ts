@@ -32,12 +32,16 @@ export const run: Command = async (argv, { io, runtime }) => {
     return 0;
   }
   if (positionals.length > 0) throw new UsageError(`Unexpected argument "${positionals[0]}".`);
-  const states = (values.state as string[] | undefined)?.flatMap((s) => s.split(',')).map((state) => {
-    if (!isJobState(state)) {
-      throw new UsageError(`--state: "${state}" is not a state; use submitting, pending, running, succeeded, failed, cancelled or unknown.`);
-    }
-    return state as JobState;
-  });
+  const states = (values.state as string[] | undefined)
+    ?.flatMap((s) => s.split(','))
+    .map((state) => {
+      if (!isJobState(state)) {
+        throw new UsageError(
+          `--state: "${state}" is not a state; use submitting, pending, running, succeeded, failed, cancelled or unknown.`,
+        );
+      }
+      return state as JobState;
+    });
   const { jobs, problems } = await runtime().manager.list({
     all: Boolean(values.all),
     refresh: !values['no-refresh'],

@@ -8,12 +8,17 @@ Print the last N lines (default 200) of the job's output; --follow keeps printin
 `;
 
 export const run: Command = async (argv, { io, runtime }) => {
-  const { values, positionals } = parse(argv, { lines: { type: 'string', short: 'n' }, follow: { type: 'boolean', short: 'f' } }, 'logs');
+  const { values, positionals } = parse(
+    argv,
+    { lines: { type: 'string', short: 'n' }, follow: { type: 'boolean', short: 'f' } },
+    'logs',
+  );
   if (values.help) {
     io.stdout(HELP);
     return 0;
   }
-  if (positionals.length !== 1) throw new UsageError('Name one job: yonder logs JOB [--lines N] [--follow]');
+  if (positionals.length !== 1)
+    throw new UsageError('Name one job: yonder logs JOB [--lines N] [--follow]');
   const lines = integerOption(values.lines, 'lines', 0) ?? (values.follow ? 10 : 200);
   const manager = runtime().manager;
   if (values.follow) {

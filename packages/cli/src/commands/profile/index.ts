@@ -1,10 +1,10 @@
 import { resolve } from 'node:path';
 import type { JsonValue, Profile, TSchema } from '@yonder/core';
-import { numberOption, integerOption, parse } from '../../args.js';
+import { YonderError } from '@yonder/core';
+import { integerOption, numberOption, parse } from '../../args.js';
 import type { Command, CommandContext } from '../../command.js';
 import { envelope } from '../../output.js';
 import { UsageError } from '../../usage-error.js';
-import { YonderError } from '@yonder/core';
 
 const HELP = `Usage:
   yonder profile add NAME --backend B [--host H] [--workdir D] [--local-root P --remote-root P]
@@ -23,7 +23,11 @@ function optionValue(schema: TSchema | undefined, path: string[], raw: string): 
   let node: TSchema | undefined = schema;
   for (const key of path) node = (node?.properties as Record<string, TSchema> | undefined)?.[key];
   const type = node?.type;
-  if (type === 'string' || (node === undefined && !/^[[{]|^(true|false|null|-?\d+(\.\d+)?)$/.test(raw))) return raw;
+  if (
+    type === 'string' ||
+    (node === undefined && !/^[[{]|^(true|false|null|-?\d+(\.\d+)?)$/.test(raw))
+  )
+    return raw;
   try {
     return JSON.parse(raw) as JsonValue;
   } catch {
@@ -63,17 +67,23 @@ async function add(argv: string[], { io, runtime }: CommandContext): Promise<num
     io.stdout(HELP);
     return 0;
   }
-  if (positionals.length !== 1) throw new UsageError('Name the profile: yonder profile add NAME --backend B');
-  if (values.backend === undefined) throw new UsageError('--backend is required (local, ssh, slurm, command, or a plugin’s id).');
+  if (positionals.length !== 1)
+    throw new UsageError('Name the profile: yonder profile add NAME --backend B');
+  if (values.backend === undefined)
+    throw new UsageError('--backend is required (local, ssh, slurm, command, or a plugin’s id).');
   const name = positionals[0] as string;
   const { manager, ensureBackend } = runtime();
   if (!values.force && (await manager.store.getProfile(name))) {
-    throw new YonderError('E_PROFILE_EXISTS', `A profile named "${name}" exists; add --force to replace it.`);
+    throw new YonderError(
+      'E_PROFILE_EXISTS',
+      `A profile named "${name}" exists; add --force to replace it.`,
+    );
   }
   const profile: Profile = { name, backend: String(values.backend) };
   if (values.host !== undefined) profile.host = String(values.host);
   if (values.workdir !== undefined) profile.workdir = String(values.workdir);
-  if (values['local-root'] !== undefined) profile.localRoot = resolve(io.cwd, String(values['local-root']));
+  if (values['local-root'] !== undefined)
+    profile.localRoot = resolve(io.cwd, String(values['local-root']));
   if (values['remote-root'] !== undefined) profile.remoteRoot = String(values['remote-root']);
   const pending = integerOption(values['pending-timeout'], 'pending-timeout', 1);
   if (pending !== undefined) profile.pendingTimeoutSeconds = pending;
@@ -94,7 +104,8 @@ async function add(argv: string[], { io, runtime }: CommandContext): Promise<num
       const at = item.indexOf('=');
       if (at <= 0) throw new UsageError(`--set takes KEY=VALUE, got "${item}".`);
       const path = item.slice(0, at).split('.');
-      if (path.some((part) => part === '')) throw new UsageError(`--set: "${item.slice(0, at)}" is not a valid key.`);
+      if (path.some((part) => part === ''))
+        throw new UsageError(`--set: "${item.slice(0, at)}" is not a valid key.`);
       setPath(options, path, optionValue(schema, path, item.slice(at + 1)));
     }
     profile.options = options;
@@ -109,10 +120,13 @@ function describe(profile: Profile): string {
   if (profile.host) lines.push(`Host:      ${profile.host}`);
   if (profile.workdir) lines.push(`Workdir:   ${profile.workdir}`);
   if (profile.localRoot) lines.push(`Roots:     ${profile.localRoot} -> ${profile.remoteRoot}`);
-  if (profile.pendingTimeoutSeconds) lines.push(`Pending timeout: ${profile.pendingTimeoutSeconds}s`);
+  if (profile.pendingTimeoutSeconds)
+    lines.push(`Pending timeout: ${profile.pendingTimeoutSeconds}s`);
   if (profile.pollSeconds) lines.push(`Poll:      ${profile.pollSeconds}s`);
-  if (profile.cancelGraceSeconds !== undefined) lines.push(`Cancel grace: ${profile.cancelGraceSeconds}s`);
-  for (const [key, value] of Object.entries(profile.options ?? {})) lines.push(`Option:    ${key} = ${JSON.stringify(value)}`);
+  if (profile.cancelGraceSeconds !== undefined)
+    lines.push(`Cancel grace: ${profile.cancelGraceSeconds}s`);
+  for (const [key, value] of Object.entries(profile.options ?? {}))
+    lines.push(`Option:    ${key} = ${JSON.stringify(value)}`);
   return `${lines.join('\n')}\n`;
 }
 
@@ -133,13 +147,18 @@ export const run: Command = async (argv, context) => {
   if (sub === 'list') {
     if (positionals.length > 0) throw new UsageError(`Unexpected argument "${positionals[0]}".`);
     const { profiles, problems } = await runtime().manager.store.listProfiles();
-    for (const problem of problems) io.stderr(`yonder: warning: ${problem.message} (${problem.location})\n`);
-    if (!profiles.some((p) => p.name.toLowerCase() === 'local')) profiles.unshift({ name: 'local', backend: 'local' });
+    for (const problem of problems)
+      io.stderr(`yonder: warning: ${problem.message} (${problem.location})\n`);
+    if (!profiles.some((p) => p.name.toLowerCase() === 'local'))
+      profiles.unshift({ name: 'local', backend: 'local' });
     if (json) io.stdout(envelope(profiles));
-    else for (const p of profiles) io.stdout(`${p.name}\t${p.backend}${p.host ? `\t${p.host}` : ''}\n`);
+    else
+      for (const p of profiles)
+        io.stdout(`${p.name}\t${p.backend}${p.host ? `\t${p.host}` : ''}\n`);
     return 0;
   }
-  if (positionals.length !== 1) throw new UsageError(`Name one profile: yonder profile ${sub} NAME`);
+  if (positionals.length !== 1)
+    throw new UsageError(`Name one profile: yonder profile ${sub} NAME`);
   const name = positionals[0] as string;
   const { manager } = runtime();
   if (sub === 'show') {
@@ -157,11 +176,20 @@ export const run: Command = async (argv, context) => {
     const { profile, issues, probe } = await manager.checkProfile(name);
     const ok = issues.length === 0 && probe !== null && probe.ok;
     if (json) {
-      io.stdout(envelope({ profile, ok, issues, facts: probe?.facts ?? {}, problems: probe?.problems ?? [] }));
+      io.stdout(
+        envelope({
+          profile,
+          ok,
+          issues,
+          facts: probe?.facts ?? {},
+          problems: probe?.problems ?? [],
+        }),
+      );
     } else {
       io.stdout(describe(profile));
       for (const issue of issues) io.stdout(`Invalid:   ${issue.path}: ${issue.message}\n`);
-      for (const [key, value] of Object.entries(probe?.facts ?? {})) io.stdout(`Found:     ${key} = ${JSON.stringify(value)}\n`);
+      for (const [key, value] of Object.entries(probe?.facts ?? {}))
+        io.stdout(`Found:     ${key} = ${JSON.stringify(value)}\n`);
       for (const problem of probe?.problems ?? []) io.stdout(`Problem:   ${problem}\n`);
       io.stdout(ok ? 'Check: ok\n' : 'Check: FAILED\n');
     }

@@ -55,7 +55,8 @@ function readSecretsFile(path: string, cwd: string): Record<string, string> {
   text.split('\n').forEach((line, index) => {
     if (!line.trim() || line.trimStart().startsWith('#')) return;
     const at = line.indexOf('=');
-    if (at <= 0) throw new UsageError(`--secrets-file: line ${index + 1} of ${full} is not KEY=VALUE.`);
+    if (at <= 0)
+      throw new UsageError(`--secrets-file: line ${index + 1} of ${full} is not KEY=VALUE.`);
     out[line.slice(0, at).trim()] = line.slice(at + 1).replace(/\r$/, '');
   });
   return out;
@@ -96,7 +97,8 @@ export const run: Command = async (argv, { io, runtime }) => {
         : 'No command given: yonder submit [options] -- COMMAND [ARG...]',
     );
   }
-  if (positionals.length > 0) throw new UsageError(`Unexpected argument "${positionals[0]}" before "--".`);
+  if (positionals.length > 0)
+    throw new UsageError(`Unexpected argument "${positionals[0]}" before "--".`);
   if (rest.length === 0) throw new UsageError('No command given after "--".');
 
   const secrets: Record<string, string> = values['secrets-file']
@@ -104,7 +106,8 @@ export const run: Command = async (argv, { io, runtime }) => {
     : {};
   for (const name of (values.secret as string[] | undefined) ?? []) {
     const value = io.env[name];
-    if (value === undefined) throw new UsageError(`--secret ${name}: the environment variable ${name} is not set.`);
+    if (value === undefined)
+      throw new UsageError(`--secret ${name}: the environment variable ${name} is not set.`);
     secrets[name] = value;
   }
   const resources: Resources = {};
@@ -129,7 +132,8 @@ export const run: Command = async (argv, { io, runtime }) => {
   if (values.name !== undefined) spec.name = String(values.name);
   if (values.settings !== undefined) spec.settings = readSettings(String(values.settings), io.cwd);
   if (values.cwd !== undefined) spec.cwd = resolve(io.cwd, String(values.cwd));
-  const profile = (values.profile as string | undefined) ?? io.env.YONDER_PROFILE ?? 'local';
+  const profile =
+    (values.profile as string | undefined) || io.env.YONDER_PROFILE?.trim() || 'local';
   const job = await runtime().manager.submit(spec, { profile });
   io.stdout(values.json ? envelope(jobJson(job)) : `${job.id}\n`);
   return 0;

@@ -10,7 +10,11 @@ code if a single job failed with one; 124 if the timeout passed first; 1 otherwi
 `;
 
 export const run: Command = async (argv, { io, runtime }) => {
-  const { values, positionals } = parse(argv, { timeout: { type: 'string' }, json: { type: 'boolean' } }, 'wait');
+  const { values, positionals } = parse(
+    argv,
+    { timeout: { type: 'string' }, json: { type: 'boolean' } },
+    'wait',
+  );
   if (values.help) {
     io.stdout(HELP);
     return 0;
@@ -19,14 +23,17 @@ export const run: Command = async (argv, { io, runtime }) => {
   const timeout = numberOption(values.timeout, 'timeout');
   const { jobs, timedOut } = await runtime().manager.wait(positionals, {
     ...(timeout === undefined ? {} : { timeoutMs: timeout * 1000 }),
-    onChange: (job) => io.stderr(`${job.id} ${paintState(io, job.state)}${job.reason ? ` (${job.reason})` : ''}\n`),
+    onChange: (job) =>
+      io.stderr(`${job.id} ${paintState(io, job.state)}${job.reason ? ` (${job.reason})` : ''}\n`),
   });
   if (values.json) {
     io.stdout(envelope({ timedOut, jobs: jobs.map(jobJson) }));
   } else {
     for (const job of jobs) {
       const detail = job.exitCode !== null ? ` exit ${job.exitCode}` : '';
-      io.stdout(`${job.id} ${paintState(io, job.state)}${detail}${job.reason && job.state !== 'succeeded' ? ` (${job.reason})` : ''}\n`);
+      io.stdout(
+        `${job.id} ${paintState(io, job.state)}${detail}${job.reason && job.state !== 'succeeded' ? ` (${job.reason})` : ''}\n`,
+      );
     }
   }
   if (timedOut) {
@@ -35,7 +42,13 @@ export const run: Command = async (argv, { io, runtime }) => {
   }
   if (jobs.every((job) => job.state === 'succeeded')) return 0;
   const only = jobs[0];
-  if (jobs.length === 1 && only && only.state === 'failed' && only.exitCode !== null && only.exitCode > 0) {
+  if (
+    jobs.length === 1 &&
+    only &&
+    only.state === 'failed' &&
+    only.exitCode !== null &&
+    only.exitCode > 0
+  ) {
     return only.exitCode & 0xff || 1;
   }
   return 1;

@@ -1,16 +1,17 @@
+import { spawn } from 'node:child_process';
 import { closeSync, existsSync, readFileSync, statSync } from 'node:fs';
 import { constants, hostname } from 'node:os';
 import { join } from 'node:path';
-import { spawn } from 'node:child_process';
 import { Type } from '@sinclair/typebox';
 import { YonderError } from '../../errors/yonder-error.js';
-import { createJobDirectory, ensurePrivateDirectory, openExclusive, writeExclusive } from '../../fs/exclusive-files.js';
-import type { JsonObject } from '../../json/json-value.js';
 import {
-  isProcessAlive,
-  readBootId,
-  readProcessIdentity,
-} from '../../process/process-identity.js';
+  createJobDirectory,
+  ensurePrivateDirectory,
+  openExclusive,
+  writeExclusive,
+} from '../../fs/exclusive-files.js';
+import type { JsonObject } from '../../json/json-value.js';
+import { isProcessAlive, readBootId, readProcessIdentity } from '../../process/process-identity.js';
 import { renderEnvFile } from '../../shell/render-env-file.js';
 import type {
   BackendContextV1,
@@ -71,7 +72,8 @@ function readExitCode(jobDir: string): number | null | 'invalid' {
 
 /** An exit status as an observation. Statuses above 128 are the shell's report of a signal. */
 export function exitObservation(code: number, source: string): ObservationV1 {
-  if (code === 0) return { kind: 'found', state: 'succeeded', nativeState: 'exited 0', exitCode: 0, source };
+  if (code === 0)
+    return { kind: 'found', state: 'succeeded', nativeState: 'exited 0', exitCode: 0, source };
   const signal = code > 128 && code < 128 + 65 ? (SIGNAL_NAMES.get(code - 128) ?? null) : null;
   return {
     kind: 'found',
@@ -89,27 +91,48 @@ function observe(job: BackendJobV1): ObservationV1 {
   const jobDir = String(job.data.jobDir ?? '');
   const identity = identityOf(job.data);
   if (!jobDir || !identity) {
-    return { kind: 'query-failed', source: 'local', error: { code: 'E_CORRUPT_RECORD', message: 'The job has no directory or process identity recorded.' } };
+    return {
+      kind: 'query-failed',
+      source: 'local',
+      error: {
+        code: 'E_CORRUPT_RECORD',
+        message: 'The job has no directory or process identity recorded.',
+      },
+    };
   }
   if (identity.host !== hostname()) {
     return {
       kind: 'query-failed',
       source: 'local',
-      error: { code: 'E_TRANSPORT', message: `The job runs on host ${identity.host}; query it from there.` },
+      error: {
+        code: 'E_TRANSPORT',
+        message: `The job runs on host ${identity.host}; query it from there.`,
+      },
     };
   }
   const first = readExitCode(jobDir);
   if (first === 'invalid') {
-    return { kind: 'query-failed', source: 'exit-code-file', error: { code: 'E_CORRUPT_RECORD', message: `${join(jobDir, 'exit-code')} does not hold an exit code.` } };
+    return {
+      kind: 'query-failed',
+      source: 'exit-code-file',
+      error: {
+        code: 'E_CORRUPT_RECORD',
+        message: `${join(jobDir, 'exit-code')} does not hold an exit code.`,
+      },
+    };
   }
   if (first !== null) return exitObservation(first, 'exit-code-file');
-  if (isProcessAlive(identity)) return { kind: 'found', state: 'running', nativeState: 'running', source: 'process' };
+  if (isProcessAlive(identity))
+    return { kind: 'found', state: 'running', nativeState: 'running', source: 'process' };
   const second = readExitCode(jobDir);
   if (typeof second === 'number') return exitObservation(second, 'exit-code-file');
   return {
     kind: 'absent',
     source: 'process',
-    detail: identity.bootId !== readBootId() ? 'the machine has rebooted since the job started' : 'no process and no exit code',
+    detail:
+      identity.bootId !== readBootId()
+        ? 'the machine has rebooted since the job started'
+        : 'no process and no exit code',
   };
 }
 
@@ -132,7 +155,9 @@ export function createLocalBackend(): BackendV1 {
     optionsSchema: Type.Object({}, { additionalProperties: false }),
 
     validateProfile(profile) {
-      return profile.host ? [{ path: 'host', message: 'the local backend runs on this machine; remove the host' }] : [];
+      return profile.host
+        ? [{ path: 'host', message: 'the local backend runs on this machine; remove the host' }]
+        : [];
     },
 
     targetKey() {
@@ -149,12 +174,18 @@ export function createLocalBackend(): BackendV1 {
       }
       let shell = '';
       try {
-        const result = await context.transport.run(['sh', '-c', 'command -v sh'], { timeoutMs: 10_000 });
+        const result = await context.transport.run(['sh', '-c', 'command -v sh'], {
+          timeoutMs: 10_000,
+        });
         shell = result.stdout.trim();
       } catch (error) {
         problems.push(`sh cannot be run: ${(error as Error).message}`);
       }
-      return { ok: problems.length === 0, facts: { host: hostname(), workdir, shell, bootId: readBootId() }, problems };
+      return {
+        ok: problems.length === 0,
+        facts: { host: hostname(), workdir, shell, bootId: readBootId() },
+        problems,
+      };
     },
 
     async submit(request, context) {
@@ -189,7 +220,12 @@ export function createLocalBackend(): BackendV1 {
           bootId: readBootId(),
           host: hostname(),
         };
-        found.set(request.id, { externalId: String(pid), state: 'running', nativeState: 'running', data });
+        found.set(request.id, {
+          externalId: String(pid),
+          state: 'running',
+          nativeState: 'running',
+          data,
+        });
       }
       return found;
     },
@@ -216,7 +252,13 @@ export function createLocalBackend(): BackendV1 {
             job.id,
             code === 'ESRCH'
               ? { kind: 'not-running' }
-              : { kind: 'failed', error: { code: 'E_CANCEL_FAILED', message: `Could not signal process group ${identity.pid}: ${(error as Error).message}` } },
+              : {
+                  kind: 'failed',
+                  error: {
+                    code: 'E_CANCEL_FAILED',
+                    message: `Could not signal process group ${identity.pid}: ${(error as Error).message}`,
+                  },
+                },
           );
         }
       }
@@ -287,4 +329,3 @@ function submitLocal(request: SubmitRequestV1, context: BackendContextV1): Submi
   };
   return { externalId: String(pid), state: 'running', nativeState: 'running', data };
 }
-

@@ -14,9 +14,18 @@ export function readLogFile(path: string, options: ReadLogOptionsV1): LogChunkV1
     fd = openSync(path, 'r');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
-      return { exists: false, text: '', offset: 0, message: 'The job has not written any output yet (its log does not exist).' };
+      return {
+        exists: false,
+        text: '',
+        offset: 0,
+        message: 'The job has not written any output yet (its log does not exist).',
+      };
     }
-    throw new YonderError('E_LOG_UNAVAILABLE', `Could not read ${path}: ${(error as Error).message}`, { cause: error });
+    throw new YonderError(
+      'E_LOG_UNAVAILABLE',
+      `Could not read ${path}: ${(error as Error).message}`,
+      { cause: error },
+    );
   }
   try {
     const size = fstatSync(fd).size;
@@ -26,7 +35,11 @@ export function readLogFile(path: string, options: ReadLogOptionsV1): LogChunkV1
       const length = Math.min(size - start, maxBytes);
       const buffer = Buffer.alloc(length);
       const read = length > 0 ? readSync(fd, buffer, 0, length, start) : 0;
-      return { exists: true, text: buffer.subarray(0, read).toString('utf8'), offset: start + read };
+      return {
+        exists: true,
+        text: buffer.subarray(0, read).toString('utf8'),
+        offset: start + read,
+      };
     }
     const length = Math.min(size, maxBytes);
     const buffer = Buffer.alloc(length);

@@ -1,12 +1,7 @@
 import type { TSchema } from '@sinclair/typebox';
 import type { ValidationIssue } from '../../../errors/validation-error.js';
 import type { JsonObject } from '../../../json/json-value.js';
-import type {
-  FailureKind,
-  JobState,
-  ResourceName,
-  Resources,
-} from '../../job.js';
+import type { FailureKind, JobState, ResourceName, Resources } from '../../job.js';
 import type { Profile } from '../../profile.js';
 import type { TransportV1 } from '../../transport/v1/transport-v1.js';
 
@@ -107,7 +102,10 @@ export type ObservationV1 = FoundObservationV1 | AbsentObservationV1 | QueryFail
 export type CancelOutcomeV1 =
   | { readonly kind: 'sent' }
   | { readonly kind: 'not-running' }
-  | { readonly kind: 'failed'; readonly error: { readonly code: string; readonly message: string } };
+  | {
+      readonly kind: 'failed';
+      readonly error: { readonly code: string; readonly message: string };
+    };
 
 /** A piece of a job's output. */
 export interface LogChunkV1 {

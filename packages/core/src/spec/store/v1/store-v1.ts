@@ -59,10 +59,7 @@ export interface StoreV1 {
    * `change` gets the current record and returns the new one, or undefined to leave it.
    * @throws YonderError `E_NO_SUCH_JOB` when there is no such job.
    */
-  updateJob(
-    id: string,
-    change: (job: JobRecord) => JobRecord | undefined,
-  ): Promise<JobRecord>;
+  updateJob(id: string, change: (job: JobRecord) => JobRecord | undefined): Promise<JobRecord>;
   listJobs(options?: ListJobsOptionsV1): Promise<ListJobsResultV1>;
 
   /**

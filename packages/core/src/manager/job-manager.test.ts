@@ -1,0 +1,295 @@
+import { Type } from '@sinclair/typebox';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { YonderError } from '../errors/yonder-error.js';
+import { createRegistry } from '../registry/registry.js';
+import type {
+  BackendJobV1,
+  BackendV1,
+  CancelOutcomeV1,
+  ObservationV1,
+  SubmitRequestV1,
+  SubmitResultV1,
+} from '../spec/backend/v1/backend-v1.js';
+import type { StoreV1 } from '../spec/store/v1/store-v1.js';
+import { createMemoryStore } from '../store/memory-store.js';
+import { createLocalTransport } from '../transport/local-transport.js';
+import { JobManager } from './job-manager.js';
+
+/** A scripted scheduler: the runtime side of the contract, driven by the test. */
+class ScriptedBackend implements BackendV1 {
+  readonly specificationVersion = 'v1' as const;
+  readonly id = 'scripted';
+  readonly capabilities = {
+    resources: ['cpus'] as const,
+    schedulerOptions: true,
+    host: 'optional' as const,
+    recoverSubmit: true,
+    logs: true,
+  };
+  readonly optionsSchema = Type.Object(
+    { flavour: Type.Optional(Type.String()) },
+    { additionalProperties: false },
+  );
+  next = 1;
+  polls: string[][] = [];
+  cancels: Array<{ ids: string[]; force: boolean }> = [];
+  submitError: YonderError | null = null;
+  recoverable = new Map<string, SubmitResultV1 | null>();
+  observe: (job: BackendJobV1) => ObservationV1 = () => ({
+    kind: 'found',
+    state: 'pending',
+    nativeState: 'PENDING',
+    source: 'queue',
+  });
+  pollDelayMs = 0;
+  validateProfile() {
+    return [];
+  }
+  targetKey(profile: { host?: string }) {
+    return `scripted:${profile.host ?? 'here'}`;
+  }
+  async probe() {
+    return { ok: true, facts: { scripted: true }, problems: [] };
+  }
+  async submit(request: SubmitRequestV1): Promise<SubmitResultV1> {
+    if (this.submitError) throw this.submitError;
+    return {
+      externalId: String(this.next++),
+      state: 'pending',
+      nativeState: 'PENDING',
+      data: { marker: request.marker },
+    };
+  }
+  async recover(requests: readonly SubmitRequestV1[]) {
+    return new Map(
+      requests.map((request) => [request.id, this.recoverable.get(request.id) ?? null] as const),
+    );
+  }
+  async poll(jobs: readonly BackendJobV1[]) {
+    this.polls.push(jobs.map((job) => job.id));
+    if (this.pollDelayMs) await new Promise((resolve) => setTimeout(resolve, this.pollDelayMs));
+    return new Map(jobs.map((job) => [job.id, this.observe(job)] as const));
+  }
+  async cancel(jobs: readonly BackendJobV1[], _context: unknown, options: { force: boolean }) {
+    this.cancels.push({ ids: jobs.map((job) => job.id), force: options.force });
+    return new Map<string, CancelOutcomeV1>(jobs.map((job) => [job.id, { kind: 'sent' }]));
+  }
+  async readLog() {
+    return { exists: true, text: 'log\n', offset: 4 };
+  }
+}
+
+let backend: ScriptedBackend;
+let store: StoreV1;
+let now: Date;
+const makeManager = () =>
+  new JobManager({
+    store,
+    registry: createRegistry({
+      backends: [backend],
+      transports: { local: () => createLocalTransport(), ssh: () => createLocalTransport() },
+    }),
+    stateDirectory: '/tmp',
+    now: () => now,
+    minPollIntervalMs: 0,
+  });
+
+beforeEach(async () => {
+  backend = new ScriptedBackend();
+  store = createMemoryStore();
+  now = new Date('2026-01-01T00:00:00Z');
+  await store.saveProfile({ name: 'q', backend: 'scripted' });
+  await store.saveProfile({ name: 'other', backend: 'scripted', host: 'elsewhere' });
+});
+
+describe('JobManager', () => {
+  it('submits, records the transition, and polls all jobs of a target in one call', async () => {
+    const manager = makeManager();
+    const a = await manager.submit({ argv: ['a'] }, { profile: 'q' });
+    const b = await manager.submit({ argv: ['b'] }, { profile: 'q' });
+    const c = await manager.submit({ argv: ['c'] }, { profile: 'other' });
+    expect(a.state).toBe('pending');
+    expect(a.history.map((step) => step.to)).toEqual(['submitting', 'pending']);
+    await manager.refresh();
+    expect(backend.polls.map((ids) => ids.sort())).toEqual(
+      expect.arrayContaining([[a.id, b.id].sort(), [c.id]]),
+    );
+    expect(backend.polls).toHaveLength(2);
+  });
+
+  it('a failed query changes no state; the error is kept until a healthy poll', async () => {
+    const manager = makeManager();
+    const job = await manager.submit({ argv: ['a'] }, { profile: 'q' });
+    backend.observe = () => ({
+      kind: 'query-failed',
+      source: 'queue',
+      error: { code: 'E_SCHEDULER_UNAVAILABLE', message: 'down' },
+    });
+    await manager.refresh();
+    let stored = await store.getJob(job.id);
+    expect(stored).toMatchObject({ state: 'pending', error: { code: 'E_SCHEDULER_UNAVAILABLE' } });
+    backend.poll = async () => {
+      throw new Error('connection reset');
+    };
+    await manager.refresh();
+    stored = await store.getJob(job.id);
+    expect(stored?.state).toBe('pending');
+    expect(stored?.error?.message).toMatch(/connection reset/);
+  });
+
+  it('absent for a bounded number of healthy polls, then lost', async () => {
+    const manager = makeManager();
+    const job = await manager.submit({ argv: ['a'] }, { profile: 'q' });
+    backend.observe = () => ({ kind: 'absent', source: 'queue' });
+    await manager.refresh();
+    await manager.refresh();
+    expect((await store.getJob(job.id))?.state).toBe('pending');
+    await manager.refresh();
+    expect(await store.getJob(job.id)).toMatchObject({
+      state: 'failed',
+      reason: 'lost',
+      failureKind: 'infrastructure',
+    });
+  });
+
+  it('remembers a cancel, repeats it each refresh, forces it after the grace period, and keeps the user intent', async () => {
+    const manager = makeManager();
+    const job = await manager.submit({ argv: ['a'] }, { profile: 'q' });
+    backend.observe = () => ({
+      kind: 'found',
+      state: 'running',
+      nativeState: 'RUNNING',
+      source: 'queue',
+    });
+    await manager.cancel([job.id]);
+    expect(backend.cancels[0]).toEqual({ ids: [job.id], force: false });
+    now = new Date(now.getTime() + 11_000);
+    await manager.refresh();
+    expect(backend.cancels.at(-1)).toEqual({ ids: [job.id], force: true });
+    backend.observe = () => ({
+      kind: 'found',
+      state: 'succeeded',
+      nativeState: 'COMPLETED',
+      exitCode: 0,
+      source: 'queue',
+    });
+    await manager.refresh();
+    expect(await store.getJob(job.id)).toMatchObject({ state: 'cancelled' });
+  });
+
+  it('fails a job pending past the profile timeout, cancelling it with that reason', async () => {
+    await store.saveProfile({ name: 'q', backend: 'scripted', pendingTimeoutSeconds: 60 });
+    const manager = makeManager();
+    const job = await manager.submit({ argv: ['a'] }, { profile: 'q' });
+    await manager.refresh();
+    expect(backend.cancels).toHaveLength(0);
+    now = new Date(now.getTime() + 61_000);
+    await manager.refresh();
+    expect(backend.cancels).toEqual([{ ids: [job.id], force: false }]);
+    backend.observe = () => ({
+      kind: 'found',
+      state: 'cancelled',
+      nativeState: 'CANCELLED by 0',
+      source: 'sacct',
+    });
+    await manager.refresh();
+    expect(await store.getJob(job.id)).toMatchObject({
+      state: 'failed',
+      reason: 'pending-timeout',
+      failureKind: 'infrastructure',
+    });
+  });
+
+  it('a refused submit is recorded as failed with the error, and thrown', async () => {
+    const manager = makeManager();
+    backend.submitError = new YonderError('E_SUBMIT_FAILED', 'invalid partition specified: nosuch');
+    await expect(manager.submit({ argv: ['a'] }, { profile: 'q' })).rejects.toThrow(
+      /invalid partition/,
+    );
+    const { jobs } = await store.listJobs({});
+    expect(jobs[0]).toMatchObject({
+      state: 'failed',
+      reason: 'submit-failed',
+      error: { code: 'E_SUBMIT_FAILED' },
+    });
+  });
+
+  it('a submit whose outcome is unknown is looked up by its marker, never resubmitted', async () => {
+    const manager = makeManager();
+    backend.submitError = new YonderError('E_TIMEOUT', 'sbatch timed out');
+    await expect(manager.submit({ argv: ['a'] }, { profile: 'q' })).rejects.toThrow(/timed out/);
+    const [pending] = (await store.listJobs({})).jobs;
+    expect(pending?.state).toBe('submitting');
+    backend.recoverable.set(pending!.id, { externalId: '77', state: 'pending', data: {} });
+    await manager.refresh();
+    expect(await store.getJob(pending!.id)).toMatchObject({ state: 'pending', externalId: '77' });
+    expect(backend.next).toBe(1);
+  });
+
+  it('an interrupted submit the target never saw is failed as submit-interrupted', async () => {
+    const manager = makeManager();
+    backend.submitError = new YonderError('E_TRANSPORT', 'connection lost');
+    await expect(manager.submit({ argv: ['a'] }, { profile: 'q' })).rejects.toThrow();
+    await manager.refresh();
+    const [job] = (await store.listJobs({})).jobs;
+    expect(job).toMatchObject({ state: 'failed', reason: 'submit-interrupted' });
+  });
+
+  it('two managers refreshing at once share one poll', async () => {
+    const first = makeManager();
+    const second = makeManager();
+    await first.submit({ argv: ['a'] }, { profile: 'q' });
+    backend.pollDelayMs = 100;
+    await Promise.all([first.refresh(), second.refresh()]);
+    expect(backend.polls).toHaveLength(1);
+  });
+
+  it('refuses unsupported resources and scheduler options only when the backend lacks them', async () => {
+    const manager = makeManager();
+    await expect(
+      manager.submit({ argv: ['a'], resources: { gpus: 1 } }, { profile: 'q' }),
+    ).rejects.toMatchObject({
+      code: 'E_INVALID_JOB_SPEC',
+    });
+    await expect(
+      manager.submit(
+        { argv: ['a'], resources: { cpus: 2 }, schedulerOptions: ['--x'] },
+        { profile: 'q' },
+      ),
+    ).resolves.toBeTruthy();
+  });
+
+  it('resolves prefixes, refuses ambiguous ones and non-ids', async () => {
+    const manager = makeManager();
+    const job = await manager.submit({ argv: ['a'] }, { profile: 'q' });
+    expect((await manager.resolve(job.id.slice(0, 6))).id).toBe(job.id);
+    await expect(manager.resolve('zz')).rejects.toMatchObject({ code: 'E_NO_SUCH_JOB' });
+    await expect(manager.resolve('../x')).rejects.toMatchObject({ code: 'E_NO_SUCH_JOB' });
+    // 40 more ids over 16 possible first digits: some first digit is shared.
+    const counts = new Map<string, number>();
+    for (let i = 0; i < 40; i += 1) {
+      const first = (await manager.submit({ argv: ['a'] }, { profile: 'q' })).id[0] as string;
+      counts.set(first, (counts.get(first) ?? 0) + 1);
+    }
+    const shared = [...counts.entries()].find(([, count]) => count > 1)?.[0] as string;
+    await expect(manager.resolve(shared)).rejects.toMatchObject({ code: 'E_AMBIGUOUS_JOB' });
+  });
+
+  it('validates profiles against common fields, the backend schema and host needs', async () => {
+    const manager = makeManager();
+    const issues = await manager.validateProfile({
+      name: 'x',
+      backend: 'scripted',
+      options: { flavour: 3, extra: true },
+    });
+    expect(issues.map((issue) => issue.path)).toEqual(
+      expect.arrayContaining(['options.flavour', 'options.extra']),
+    );
+    await expect(manager.saveProfile({ name: 'x', backend: 'nope' })).rejects.toMatchObject({
+      code: 'E_INVALID_PROFILE',
+      message: expect.stringContaining('No backend named "nope"'),
+    });
+    await expect(manager.profile('missing')).rejects.toMatchObject({ code: 'E_NO_SUCH_PROFILE' });
+    expect((await manager.profile('local')).backend).toBe('local');
+  });
+});
