@@ -84,13 +84,22 @@ need_root() {
 
 # ---------------------------------------------------------------- processes
 
+# proc_alive PID: the process exists and is not a zombie (PID 1 here may be
+# slow to reap the daemons it inherits).
+proc_alive() {
+  local state
+  kill -0 "$1" 2>/dev/null || return 1
+  state=$(sed -n 's/^State:[[:space:]]*\([A-Z]\).*/\1/p' "/proc/$1/status" 2>/dev/null)
+  [[ -n $state && $state != Z && $state != X ]]
+}
+
 # pid_alive PIDFILE [COMM]: the pid file names a live process (whose command
 # name is COMM, if given, so a stale pid reused by something else is ignored).
 pid_alive() {
   local file=$1 comm=${2:-} pid
   [[ -s $file ]] || return 1
   pid=$(tr -dc '0-9' <"$file")
-  [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null || return 1
+  [[ -n $pid ]] && proc_alive "$pid" || return 1
   if [[ -n $comm ]]; then
     [[ $(cat "/proc/$pid/comm" 2>/dev/null) == "$comm" ]] || return 1
   fi
@@ -108,14 +117,14 @@ stop_pidfile() {
   log "stopping $name (pid $pid)"
   kill -TERM "$pid" 2>/dev/null || true
   for ((i = 0; i < 200; i++)); do
-    kill -0 "$pid" 2>/dev/null || break
+    proc_alive "$pid" || break
     sleep 0.1
   done
-  if kill -0 "$pid" 2>/dev/null; then
+  if proc_alive "$pid"; then
     warn "$name (pid $pid) ignored SIGTERM for 20 s; sending SIGKILL"
     kill -KILL "$pid" 2>/dev/null || true
     for ((i = 0; i < 50; i++)); do
-      kill -0 "$pid" 2>/dev/null || break
+      proc_alive "$pid" || break
       sleep 0.1
     done
   fi
@@ -388,10 +397,10 @@ stop_mysql() {
   fi
   local i
   for ((i = 0; i < 300; i++)); do
-    if [[ -n $pid ]]; then kill -0 "$pid" 2>/dev/null || break; else mysql_up || break; fi
+    if [[ -n $pid ]]; then proc_alive "$pid" || break; else mysql_up || break; fi
     sleep 0.1
   done
-  [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null && warn "MariaDB (pid $pid) still running after 30 s"
+  [[ -n $pid ]] && proc_alive "$pid" && warn "MariaDB (pid $pid) still running after 30 s"
   return 0
 }
 

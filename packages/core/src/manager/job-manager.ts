@@ -357,6 +357,7 @@ export class JobManager {
       id: job.id,
       name: job.name,
       marker: `yonder:${job.id}`,
+      createdAt: job.createdAt,
       argv: job.spec.argv,
       ...(settingsText === undefined ? {} : { settingsText }),
       env: job.spec.env,

@@ -34,12 +34,17 @@ describe('mapPath', () => {
     expect(mapPath(value, '/data', '/remote/ds')).toBe(value);
   });
 
-  it.each([['data/x'], ['./data/x'], ['../data/x'], [''], ['x'], ['http://host/data/x'], ['~user/data']])(
-    'leaves the relative or non-path string %j unchanged',
-    (value) => {
-      expect(mapPath(value, '/data', '/remote/ds')).toBe(value);
-    },
-  );
+  it.each([
+    ['data/x'],
+    ['./data/x'],
+    ['../data/x'],
+    [''],
+    ['x'],
+    ['http://host/data/x'],
+    ['~user/data'],
+  ])('leaves the relative or non-path string %j unchanged', (value) => {
+    expect(mapPath(value, '/data', '/remote/ds')).toBe(value);
+  });
 
   it('accepts a local root with a trailing slash and joins a remote root with one', () => {
     expect(mapPath('/data/x', '/data/', '/remote/ds/')).toBe('/remote/ds/x');
@@ -103,7 +108,11 @@ describe('mapSettingsPaths', () => {
   });
 
   it('never rewrites keys, even keys that are paths below the root', () => {
-    const mapped = mapSettingsPaths({ '/data/key': '/data/value', nested: { '/data/k': 1 } }, '/data', '/r');
+    const mapped = mapSettingsPaths(
+      { '/data/key': '/data/value', nested: { '/data/k': 1 } },
+      '/data',
+      '/r',
+    );
     expect(mapped).toEqual({ '/data/key': '/r/value', nested: { '/data/k': 1 } });
   });
 

@@ -60,9 +60,12 @@ describe('validateProfileFields', () => {
     },
   );
 
-  it.each([[''], ['   '], ['a\nb'], ['a\0b']])('refuses the blank or multi-line name %j', (name) => {
-    expect(paths(validateProfileFields({ ...good, name }))).toEqual(['name']);
-  });
+  it.each([[''], ['   '], ['a\nb'], ['a\0b']])(
+    'refuses the blank or multi-line name %j',
+    (name) => {
+      expect(paths(validateProfileFields({ ...good, name }))).toEqual(['name']);
+    },
+  );
 
   it('accepts a 64-character name', () => {
     expect(validateProfileFields({ ...good, name: 'x'.repeat(64) })).toEqual([]);
@@ -74,9 +77,12 @@ describe('validateProfileFields', () => {
     expect(issues[0]?.message).toContain('unknown');
   });
 
-  it.each([['Slurm'], ['my backend'], ['-x'], ['1abc'], ['']])('refuses the backend id %j', (backend) => {
-    expect(paths(validateProfileFields({ ...good, backend }))).toContain('backend');
-  });
+  it.each([['Slurm'], ['my backend'], ['-x'], ['1abc'], ['']])(
+    'refuses the backend id %j',
+    (backend) => {
+      expect(paths(validateProfileFields({ ...good, backend }))).toContain('backend');
+    },
+  );
 
   it.each([
     ['host with space', 'my host'],
@@ -99,9 +105,12 @@ describe('validateProfileFields', () => {
     },
   );
 
-  it.each([['relative/dir'], ['~/jobs'], [''], ['/ok\nno']])('refuses the workdir %j', (workdir) => {
-    expect(paths(validateProfileFields({ ...good, workdir }))).toEqual(['workdir']);
-  });
+  it.each([['relative/dir'], ['~/jobs'], [''], ['/ok\nno']])(
+    'refuses the workdir %j',
+    (workdir) => {
+      expect(paths(validateProfileFields({ ...good, workdir }))).toEqual(['workdir']);
+    },
+  );
 
   it('asks for remoteRoot when only localRoot is set', () => {
     const issues = validateProfileFields({ ...good, localRoot: '/data' });
@@ -122,19 +131,25 @@ describe('validateProfileFields', () => {
     ]);
   });
 
-  it.each([[0], [0.5], [3601], [-1], ['5']])('refuses pollSeconds %j at path "pollSeconds"', (pollSeconds) => {
-    expect(paths(validateProfileFields({ ...good, pollSeconds }))).toEqual(['pollSeconds']);
-  });
+  it.each([[0], [0.5], [3601], [-1], ['5']])(
+    'refuses pollSeconds %j at path "pollSeconds"',
+    (pollSeconds) => {
+      expect(paths(validateProfileFields({ ...good, pollSeconds }))).toEqual(['pollSeconds']);
+    },
+  );
 
   it.each([[1], [3600], [2.5]])('accepts pollSeconds %j', (pollSeconds) => {
     expect(validateProfileFields({ ...good, pollSeconds })).toEqual([]);
   });
 
-  it.each([[0], [1.5], [2_592_001]])('refuses pendingTimeoutSeconds %j', (pendingTimeoutSeconds) => {
-    expect(paths(validateProfileFields({ ...good, pendingTimeoutSeconds }))).toEqual([
-      'pendingTimeoutSeconds',
-    ]);
-  });
+  it.each([[0], [1.5], [2_592_001]])(
+    'refuses pendingTimeoutSeconds %j',
+    (pendingTimeoutSeconds) => {
+      expect(paths(validateProfileFields({ ...good, pendingTimeoutSeconds }))).toEqual([
+        'pendingTimeoutSeconds',
+      ]);
+    },
+  );
 
   it('reports every problem at once, each with a dot path naming its field', () => {
     const issues = validateProfileFields({
@@ -154,7 +169,10 @@ describe('validateProfileFields', () => {
 });
 
 describe('validateJobSpec', () => {
-  const spec = (overrides: Partial<JobSpec> = {}): JobSpec => ({ argv: ['python', 'train.py'], ...overrides });
+  const spec = (overrides: Partial<JobSpec> = {}): JobSpec => ({
+    argv: ['python', 'train.py'],
+    ...overrides,
+  });
 
   it('accepts a valid spec, with argv words holding anything but NUL', () => {
     expect(
@@ -165,7 +183,14 @@ describe('validateJobSpec', () => {
           settings: { a: 1 },
           env: { A: 'x', _B1: 'y\nz' },
           secrets: { TOKEN: 's' },
-          resources: { time: '1:30:00', memory: '4G', cpus: 2, gpus: 0, nodes: 1, partition: 'gpu' },
+          resources: {
+            time: '1:30:00',
+            memory: '4G',
+            cpus: 2,
+            gpus: 0,
+            nodes: 1,
+            partition: 'gpu',
+          },
           schedulerOptions: ['--constraint=a100'],
           cwd: '/work',
         }),
@@ -190,12 +215,16 @@ describe('validateJobSpec', () => {
   });
 
   it('refuses bad secret names and NUL in values', () => {
-    expect(paths(validateJobSpec(spec({ secrets: { 'BAD-NAME': 'v' } })))).toEqual(['secrets.BAD-NAME']);
+    expect(paths(validateJobSpec(spec({ secrets: { 'BAD-NAME': 'v' } })))).toEqual([
+      'secrets.BAD-NAME',
+    ]);
     expect(paths(validateJobSpec(spec({ env: { A: 'x\0y' } })))).toEqual(['env.A']);
   });
 
   it('refuses a variable set both in env and in secrets', () => {
-    const issues = validateJobSpec(spec({ env: { TOKEN: 'a', OTHER: 'b' }, secrets: { TOKEN: 'c' } }));
+    const issues = validateJobSpec(
+      spec({ env: { TOKEN: 'a', OTHER: 'b' }, secrets: { TOKEN: 'c' } }),
+    );
     expect(paths(issues)).toEqual(['secrets.TOKEN']);
     expect(issues[0]?.message).toContain('env');
   });
@@ -207,7 +236,9 @@ describe('validateJobSpec', () => {
 
   it('refuses a relative cwd and scheduler options with a newline', () => {
     expect(paths(validateJobSpec(spec({ cwd: 'rel' })))).toEqual(['cwd']);
-    expect(paths(validateJobSpec(spec({ schedulerOptions: ['--ok', 'a\nb'] })))).toEqual(['schedulerOptions.1']);
+    expect(paths(validateJobSpec(spec({ schedulerOptions: ['--ok', 'a\nb'] })))).toEqual([
+      'schedulerOptions.1',
+    ]);
   });
 
   it('reports every problem at once', () => {
@@ -219,7 +250,14 @@ describe('validateJobSpec', () => {
       cwd: 'rel',
     });
     expect(new Set(paths(issues))).toEqual(
-      new Set(['argv.1', 'env.1X', 'secrets.SHARED', 'resources.time', 'resources.partition', 'cwd']),
+      new Set([
+        'argv.1',
+        'env.1X',
+        'secrets.SHARED',
+        'resources.time',
+        'resources.partition',
+        'cwd',
+      ]),
     );
   });
 });
@@ -243,13 +281,19 @@ describe('validateResources', () => {
     expect(validateResources({ memory })).toEqual([]);
   });
 
-  it.each([['4 GB'], ['4GB'], ['G'], ['-4G'], ['4.5G'], ['']])('refuses the memory %j', (memory) => {
-    expect(paths(validateResources({ memory }))).toEqual(['resources.memory']);
-  });
+  it.each([['4 GB'], ['4GB'], ['G'], ['-4G'], ['4.5G'], ['']])(
+    'refuses the memory %j',
+    (memory) => {
+      expect(paths(validateResources({ memory }))).toEqual(['resources.memory']);
+    },
+  );
 
-  it.each([['-x'], ['a b'], ['gpu;id'], ['$(id)'], ['']])('refuses the partition %j', (partition) => {
-    expect(paths(validateResources({ partition }))).toEqual(['resources.partition']);
-  });
+  it.each([['-x'], ['a b'], ['gpu;id'], ['$(id)'], ['']])(
+    'refuses the partition %j',
+    (partition) => {
+      expect(paths(validateResources({ partition }))).toEqual(['resources.partition']);
+    },
+  );
 
   it('checks account and qos like partition', () => {
     expect(paths(validateResources({ account: '--x', qos: 'a b' }))).toEqual([
@@ -312,22 +356,37 @@ describe('parseExternalId', () => {
   });
 
   it('splits id;cluster only with allowCluster', () => {
-    expect(parseExternalId('123;alpha', { allowCluster: true })).toEqual({ id: '123', cluster: 'alpha' });
+    expect(parseExternalId('123;alpha', { allowCluster: true })).toEqual({
+      id: '123',
+      cluster: 'alpha',
+    });
     expect(parseExternalId('123', { allowCluster: true })).toEqual({ id: '123', cluster: null });
-    expect(parseExternalId(' 123;alpha\n', { allowCluster: true })).toEqual({ id: '123', cluster: 'alpha' });
+    expect(parseExternalId(' 123;alpha\n', { allowCluster: true })).toEqual({
+      id: '123',
+      cluster: 'alpha',
+    });
   });
 
-  it.each([['123;'], [';alpha'], ['123;-x'], ['123;a b'], ['123;a;b'], ['-1;alpha'], ['123;$(id)']])(
-    'refuses %j even with allowCluster',
-    (value) => {
-      expect(thrown(() => parseExternalId(value, { allowCluster: true })).code).toBe('E_UNSAFE_VALUE');
-    },
-  );
+  it.each([
+    ['123;'],
+    [';alpha'],
+    ['123;-x'],
+    ['123;a b'],
+    ['123;a;b'],
+    ['-1;alpha'],
+    ['123;$(id)'],
+  ])('refuses %j even with allowCluster', (value) => {
+    expect(thrown(() => parseExternalId(value, { allowCluster: true })).code).toBe(
+      'E_UNSAFE_VALUE',
+    );
+  });
 
   // BUG: the 256-character bound is applied to the id only; the cluster half of `id;cluster`
   // is checked for characters but not for length ("both halves are checked").
   it('bounds the cluster half to 256 characters too', () => {
     const value = `123;${'c'.repeat(10_000)}`;
-    expect(thrown(() => parseExternalId(value, { allowCluster: true })).code).toBe('E_UNSAFE_VALUE');
+    expect(thrown(() => parseExternalId(value, { allowCluster: true })).code).toBe(
+      'E_UNSAFE_VALUE',
+    );
   });
 });

@@ -56,6 +56,7 @@ describe('local backend', () => {
       id: 'aaaaaaaaaaaa',
       name: 'x',
       marker: 'yonder:aaaaaaaaaaaa',
+      createdAt: new Date().toISOString(),
       argv: ['true'],
       env: {},
       secrets: {},
@@ -77,7 +78,7 @@ describe('local backend', () => {
     writeFileSync(
       cli,
       `import { createLocalBackend, createLocalTransport } from ${JSON.stringify(core)};
-const result = await createLocalBackend().submit({ id: 'bbbbbbbbbbbb', name: 'd', marker: 'm', argv: ['sh', '-c', 'sleep 1; echo survived'], env: {}, secrets: {}, resources: {}, schedulerOptions: [], profile: { name: 'local', backend: 'local' } }, { transport: createLocalTransport(), stateDirectory: ${JSON.stringify(scratch)} });
+const result = await createLocalBackend().submit({ id: 'bbbbbbbbbbbb', name: 'd', marker: 'm', createdAt: '2026-01-01T00:00:00Z', argv: ['sh', '-c', 'sleep 1; echo survived'], env: {}, secrets: {}, resources: {}, schedulerOptions: [], profile: { name: 'local', backend: 'local' } }, { transport: createLocalTransport(), stateDirectory: ${JSON.stringify(scratch)} });
 process.stdout.write(JSON.stringify(result.data));`,
     );
     const child = spawnSync(process.execPath, [cli], { encoding: 'utf8', timeout: 20_000 });

@@ -1,7 +1,8 @@
 /**
  * The fixed sh script that runs every job on a POSIX host (local and over ssh).
  * `$1` is the job directory, the rest is the job's argv; nothing is interpolated.
- * It records its own pid, loads secrets from the 0600 file (then deletes it), runs the job
+ * It records its own pid, loads the job's variables (env.sh) and secrets (secrets.sh, then
+ * deletes it) from 0600 files, runs the job
  * in the foreground (so the job keeps default signal handling), survives the TERM sent to
  * the job's process group long enough to record the exit status, and writes that status
  * atomically (temporary file, then rename), so a reader never sees half a code.
@@ -9,6 +10,7 @@
 export const JOB_WRAPPER_SCRIPT = [
   'd=$1; shift',
   'printf "%s\\n" "$$" > "$d/.wrapper.pid.tmp" && mv -f -- "$d/.wrapper.pid.tmp" "$d/wrapper.pid"',
+  'if [ -f "$d/env.sh" ]; then . "$d/env.sh" || exit 126; fi',
   'if [ -f "$d/secrets.sh" ]; then . "$d/secrets.sh" || exit 126; rm -f -- "$d/secrets.sh"; fi',
   "trap ':' TERM HUP INT",
   '"$@"',

@@ -48,6 +48,8 @@ export interface SubmitRequestV1 {
   readonly name: string;
   /** A string that ties the scheduler's record to this job (`yonder:<id>`). */
   readonly marker: string;
+  /** When the job entered the ledger (ISO time): a recovery can tell an old submit from one in flight. */
+  readonly createdAt: string;
   /** argv with `{settings}` still in it; use `renderArgv` once the settings path is known. */
   readonly argv: readonly string[];
   /** The settings after path mapping, as the text to write; undefined when there are none. */

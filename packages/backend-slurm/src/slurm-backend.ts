@@ -1,0 +1,650 @@
+import { createHash } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import {
+  type BackendContextV1,
+  type BackendJobV1,
+  type BackendV1,
+  type CancelOutcomeV1,
+  checkAbsolutePath,
+  type JsonObject,
+  type LogChunkV1,
+  type ObservationV1,
+  type ProbeReportV1,
+  type Profile,
+  parseExternalId,
+  type RunResultV1,
+  renderEnvFile,
+  replacePlaceholder,
+  type SubmitRequestV1,
+  type SubmitResultV1,
+  type ValidationIssue,
+  YonderError,
+} from '@yonder/core';
+import {
+  isTransientSbatchFailure,
+  parseMinJobAge,
+  parseSacct,
+  parseSbatchId,
+  parseSlurmVersion,
+  parseSqueue,
+  type SacctRow,
+  type SqueueRow,
+  sbatchFailure,
+  slurmObservation,
+} from './parse.js';
+import { BATCH_SCRIPT, READ_LOG_SCRIPT, RUN_SLURM_COMMAND, SUBMIT_SCRIPT } from './scripts.js';
+import { type SlurmOptions, SlurmOptionsSchema } from './slurm-options.js';
+
+export const SLURM_BACKEND_ID = 'slurm';
+/** The oldest Slurm this backend is tested against (Debian 12). */
+export const MIN_SLURM_VERSION = { major: 22, minor: 5 };
+
+const SUBMIT_TIMEOUT_MS = 180_000;
+const QUERY_TIMEOUT_MS = 60_000;
+const CANCEL_TIMEOUT_MS = 120_000;
+const CHUNK = 500;
+/** A submit younger than this may still be in flight: recovery does not give up on it yet. */
+const SUBMIT_GRACE_MS = 200_000;
+/** Options yonder sets itself; passing them through would break the job's identity or files. */
+const RESERVED_OPTIONS =
+  /^(--?(output|error|job-name|comment|parsable|wrap|open-mode|chdir|export|requeue|no-requeue|array|hold)\b|-[oeJD]$|-[oeJD].)/;
+
+interface SlurmJobData extends JsonObject {
+  jobDir: string;
+  log: string;
+  jobName: string;
+  marker: string;
+  cluster: string | null;
+}
+
+/** Where job directories go: the profile's workdir, else ~/.yonder/slurm on the target. */
+function workdirOf(profile: Profile, report: ProbeReportV1): string {
+  return profile.workdir ?? `${String(report.facts.home ?? '')}/.yonder/slurm`;
+}
+
+function options(profile: Profile): SlurmOptions {
+  return (profile.options ?? {}) as SlurmOptions;
+}
+
+function chunks<T>(items: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let index = 0; index < items.length; index += size)
+    out.push(items.slice(index, index + size));
+  return out;
+}
+
+/** The Slurm job name: `yonder-<id>-<name>`, with only characters safe in every Slurm tool. */
+export function slurmJobName(id: string, name: string): string {
+  const safe = name
+    .replace(/[^A-Za-z0-9_.-]+/g, '_')
+    .replace(/^[-_.]+/, '')
+    .slice(0, 40);
+  return safe ? `yonder-${id}-${safe}` : `yonder-${id}`;
+}
+
+function failure(result: RunResultV1): string {
+  const text = (result.stderr.trim() || result.stdout.trim()).slice(-1200);
+  return text || `exit status ${result.exitCode ?? result.signal}`;
+}
+
+/** A Slurm command failed to answer: the scheduler is unavailable (never a job outcome). */
+function unavailable(command: string, result: RunResultV1): YonderError {
+  return new YonderError('E_SCHEDULER_UNAVAILABLE', `${command} failed: ${failure(result)}`);
+}
+
+function slurmTime(iso: string): string {
+  return iso.slice(0, 19);
+}
+
+/** sbatch options for the job's resources and the profile's choices. */
+export function sbatchOptions(request: SubmitRequestV1, jobName: string): string[] {
+  const { resources } = request;
+  const out = [`--job-name=${jobName}`, `--comment=${request.marker}`];
+  const opts = options(request.profile);
+  out.push(`--export=${opts.export ?? 'ALL'}`);
+  if (!opts.requeue) out.push('--no-requeue');
+  if (request.cwd) out.push(`--chdir=${request.cwd}`);
+  if (resources.time !== undefined) out.push(`--time=${resources.time}`);
+  if (resources.cpus !== undefined) out.push(`--cpus-per-task=${resources.cpus}`);
+  if (resources.memory !== undefined) out.push(`--mem=${resources.memory}`);
+  if (resources.gpus !== undefined) out.push(`--gpus=${resources.gpus}`);
+  if (resources.nodes !== undefined) out.push(`--nodes=${resources.nodes}`);
+  if (resources.partition !== undefined) out.push(`--partition=${resources.partition}`);
+  if (resources.account !== undefined) out.push(`--account=${resources.account}`);
+  if (resources.qos !== undefined) out.push(`--qos=${resources.qos}`);
+  out.push(...request.schedulerOptions);
+  return out;
+}
+
+/**
+ * The Slurm backend: sbatch, squeue, sacct and scancel through the profile's transport
+ * (this machine when the profile has no host, a login node over SSH when it has one).
+ */
+export function createSlurmBackend(): BackendV1 {
+  const probes = new Map<string, { at: number; report: ProbeReportV1 }>();
+
+  const slurm = (
+    context: BackendContextV1,
+    profile: Profile,
+    argv: readonly string[],
+    timeoutMs = QUERY_TIMEOUT_MS,
+    input?: string,
+  ): Promise<RunResultV1> =>
+    context.transport.runScript(RUN_SLURM_COMMAND, [options(profile).binDir ?? '', ...argv], {
+      timeoutMs,
+      ...(input === undefined ? {} : { input }),
+    });
+
+  const probeCachePath = (profile: Profile, context: BackendContextV1): string =>
+    join(
+      context.stateDirectory,
+      'cache',
+      `slurm-probe-${createHash('sha256')
+        .update(
+          `${context.transport.target}|${profile.host ?? ''}|${options(profile).binDir ?? ''}`,
+        )
+        .digest('hex')
+        .slice(0, 16)}.json`,
+    );
+
+  const probe = async (
+    profile: Profile,
+    context: BackendContextV1,
+    fresh: boolean,
+  ): Promise<ProbeReportV1> => {
+    const key = probeCachePath(profile, context);
+    const ttl = (options(profile).probeTtlSeconds ?? 3600) * 1000;
+    if (!fresh) {
+      const cached = probes.get(key);
+      if (cached && Date.now() - cached.at < ttl) return cached.report;
+      try {
+        const stored = JSON.parse(readFileSync(key, 'utf8')) as {
+          at: number;
+          report: ProbeReportV1;
+        };
+        if (Date.now() - stored.at < ttl && stored.report.ok) {
+          probes.set(key, stored);
+          return stored.report;
+        }
+      } catch {
+        /* no cache yet */
+      }
+    }
+    const problems: string[] = [];
+    const facts: JsonObject = { transport: context.transport.target };
+    const version = await slurm(context, profile, ['sbatch', '--version']).catch(
+      (error: unknown) => error as Error,
+    );
+    if (version instanceof Error) {
+      problems.push(`sbatch cannot be run: ${version.message}`);
+    } else if (version.exitCode !== 0) {
+      problems.push(`sbatch --version failed: ${failure(version)}`);
+    } else {
+      const parsed = parseSlurmVersion(version.stdout);
+      if (!parsed)
+        problems.push(
+          `unrecognised sbatch --version output: ${JSON.stringify(version.stdout.slice(0, 200))}`,
+        );
+      else {
+        facts.slurmVersion = parsed.text;
+        if (
+          parsed.major < MIN_SLURM_VERSION.major ||
+          (parsed.major === MIN_SLURM_VERSION.major && parsed.minor < MIN_SLURM_VERSION.minor)
+        ) {
+          problems.push(
+            `Slurm ${parsed.text} is older than 22.05, the oldest this backend supports`,
+          );
+        }
+      }
+    }
+    if (problems.length === 0) {
+      const home = await context.transport.runScript('printf "%s" "$HOME"', [], {
+        timeoutMs: QUERY_TIMEOUT_MS,
+      });
+      if (home.exitCode === 0 && home.stdout.startsWith('/')) facts.home = home.stdout;
+      else if (!profile.workdir)
+        problems.push('the remote $HOME is not an absolute path: set a workdir (--workdir)');
+      const config = await slurm(context, profile, ['scontrol', 'show', 'config']).catch(
+        (error: unknown) => error as Error,
+      );
+      if (config instanceof Error || config.exitCode !== 0) {
+        problems.push(
+          `slurmctld does not answer (scontrol show config): ${config instanceof Error ? config.message : failure(config)}`,
+        );
+      } else {
+        facts.minJobAgeSeconds = parseMinJobAge(config.stdout);
+      }
+      const accounting = await slurm(context, profile, [
+        'sacct',
+        '--noheader',
+        '--parsable2',
+        '--allocations',
+        '--starttime=now-1minutes',
+        '--endtime=now',
+        '--format=JobIDRaw',
+      ]).catch((error: unknown) => error as Error);
+      facts.accounting = !(accounting instanceof Error) && accounting.exitCode === 0;
+      if (!facts.accounting) {
+        problems.push(
+          `Slurm accounting (sacct) does not work: ${accounting instanceof Error ? accounting.message : failure(accounting)}. Jobs that leave squeue cannot be resolved.`,
+        );
+      }
+    }
+    const report: ProbeReportV1 = { ok: problems.length === 0, facts, problems };
+    const entry = { at: Date.now(), report };
+    probes.set(key, entry);
+    if (report.ok) {
+      try {
+        mkdirSync(join(context.stateDirectory, 'cache'), { recursive: true, mode: 0o700 });
+        writeFileSync(key, JSON.stringify(entry), { mode: 0o600 });
+      } catch {
+        /* the cache is an optimisation */
+      }
+    }
+    return report;
+  };
+
+  /** Look jobs up by their Slurm job names (for interrupted submits). */
+  const findByName = async (
+    context: BackendContextV1,
+    profile: Profile,
+    names: readonly string[],
+    since: string,
+  ): Promise<Map<string, { id: string; state: string }>> => {
+    const found = new Map<string, { id: string; state: string }>();
+    for (const chunk of chunks(names, CHUNK)) {
+      const queue = await slurm(context, profile, [
+        'squeue',
+        '--noheader',
+        '--all',
+        '--states=all',
+        `--name=${chunk.join(',')}`,
+        '--format=%A|%i|%T|%j|%k|%r',
+      ]);
+      if (queue.exitCode !== 0 || /slurm_load_jobs error/.test(queue.stderr))
+        throw unavailable('squeue', queue);
+      for (const row of parseSqueue(queue.stdout))
+        found.set(row.name, { id: row.jobId, state: row.state });
+      const missing = chunk.filter((name) => !found.has(name));
+      if (missing.length === 0) continue;
+      const accounting = await slurm(context, profile, [
+        'sacct',
+        '--noheader',
+        '--parsable2',
+        '--allocations',
+        `--starttime=${slurmTime(since)}`,
+        '--endtime=now',
+        `--name=${missing.join(',')}`,
+        '--format=JobIDRaw,JobID,JobName,State,ExitCode,Comment',
+      ]);
+      if (accounting.exitCode !== 0) throw unavailable('sacct', accounting);
+      for (const row of parseSacct(accounting.stdout))
+        if (!found.has(row.name)) found.set(row.name, { id: row.jobId, state: row.state });
+    }
+    return found;
+  };
+
+  const backend: BackendV1 = {
+    specificationVersion: 'v1',
+    id: SLURM_BACKEND_ID,
+    capabilities: {
+      resources: ['time', 'cpus', 'memory', 'gpus', 'nodes', 'partition', 'account', 'qos'],
+      schedulerOptions: true,
+      host: 'optional',
+      recoverSubmit: true,
+      logs: true,
+    },
+    optionsSchema: SlurmOptionsSchema,
+
+    validateProfile(profile) {
+      const issues: ValidationIssue[] = [];
+      const binDir = options(profile).binDir;
+      if (binDir !== undefined) issues.push(...checkAbsolutePath(binDir, 'options.binDir'));
+      if (profile.workdir?.includes('%')) {
+        issues.push({
+          path: 'workdir',
+          message: 'may not contain "%" (Slurm reads it as a file name pattern)',
+        });
+      }
+      return issues;
+    },
+
+    targetKey(profile) {
+      return `slurm:${profile.host ?? 'local'}:${options(profile).binDir ?? ''}`;
+    },
+
+    probe: (profile, context) => probe(profile, context, true),
+
+    async submit(request, context) {
+      const report = await probe(request.profile, context, false);
+      if (!report.ok) {
+        throw new YonderError(
+          'E_SCHEDULER_UNAVAILABLE',
+          `Slurm is not usable here: ${report.problems.join('; ')}`,
+        );
+      }
+      const workdir = workdirOf(request.profile, report);
+      const reserved = request.schedulerOptions.find((word) => RESERVED_OPTIONS.test(word));
+      if (reserved) {
+        throw new YonderError(
+          'E_INVALID_JOB_SPEC',
+          `schedulerOptions: "${reserved}" is set by yonder itself; use the job's name, cwd and resources instead.`,
+        );
+      }
+      const jobName = slurmJobName(request.id, request.name);
+      const envText = renderEnvFile(request.env);
+      const secretsText = renderEnvFile(request.secrets);
+      const input = envText + secretsText + (request.settingsText ?? '');
+      const lengths = `${Buffer.byteLength(envText)}:${Buffer.byteLength(secretsText)}`;
+      const sbatch = sbatchOptions(request, jobName);
+      const argv =
+        request.settingsText === undefined
+          ? [...request.argv]
+          : replacePlaceholder(request.argv, 'settings', `${workdir}/${request.id}/settings.json`);
+      const result = await context.transport.runScript(
+        SUBMIT_SCRIPT,
+        [
+          options(request.profile).binDir ?? '',
+          workdir,
+          request.id,
+          lengths,
+          BATCH_SCRIPT,
+          String(sbatch.length),
+          ...sbatch,
+          ...argv,
+        ],
+        { input, timeoutMs: SUBMIT_TIMEOUT_MS },
+      );
+      const dirLine = /^DIR (.+)$/m.exec(result.stdout);
+      if (result.exitCode !== 0) {
+        const message = sbatchFailure(result.stderr || result.stdout);
+        if (result.exitCode === 17 || result.exitCode === 19)
+          throw new YonderError('E_SUBMIT_FAILED', message);
+        if (isTransientSbatchFailure(result.stderr))
+          throw new YonderError('E_SCHEDULER_UNAVAILABLE', `sbatch: ${message}`);
+        throw new YonderError('E_SUBMIT_FAILED', `Slurm refused the job: ${message}`);
+      }
+      const answer = parseSbatchId(result.stdout.replace(/^DIR .*$/m, ''));
+      if (!answer || !dirLine) {
+        throw new YonderError(
+          'E_TRANSPORT',
+          `sbatch gave no job id: ${JSON.stringify(result.stdout.slice(-300))}`,
+        );
+      }
+      const { id } = parseExternalId(answer.id);
+      const jobDir = dirLine[1] as string;
+      if (answer.cluster !== null) {
+        const cluster = parseExternalId(answer.cluster).id;
+        const cancelled = await slurm(
+          context,
+          request.profile,
+          ['scancel', `--clusters=${cluster}`, id],
+          CANCEL_TIMEOUT_MS,
+        ).catch((error: unknown) => error as Error);
+        const outcome =
+          cancelled instanceof Error
+            ? cancelled.message
+            : cancelled.exitCode === 0
+              ? 'it was cancelled'
+              : failure(cancelled);
+        throw new YonderError(
+          'E_SUBMIT_FAILED',
+          `sbatch answered with job ${id} on cluster ${cluster}; multi-cluster submission is not supported, so ${outcome}. Remove --clusters/-M from the options.`,
+        );
+      }
+      const data: SlurmJobData = {
+        jobDir,
+        log: `${jobDir}/job.log`,
+        jobName,
+        marker: request.marker,
+        cluster: null,
+      };
+      return { externalId: id, state: 'pending', nativeState: 'PENDING', data };
+    },
+
+    async recover(requests, context) {
+      const out = new Map<string, SubmitResultV1 | null>();
+      const first = requests[0];
+      if (!first) return out;
+      const since = requests.reduce(
+        (min, request) => (request.createdAt < min ? request.createdAt : min),
+        first.createdAt,
+      );
+      const names = requests.map((request) => slurmJobName(request.id, request.name));
+      const report = await probe(first.profile, context, false);
+      const found = await findByName(
+        context,
+        first.profile,
+        names,
+        new Date(Date.parse(since) - 86_400_000).toISOString(),
+      );
+      requests.forEach((request, index) => {
+        const name = names[index] as string;
+        const hit = found.get(name);
+        if (hit) {
+          const jobDir = `${workdirOf(request.profile, report)}/${request.id}`;
+          const data: SlurmJobData = {
+            jobDir,
+            log: `${jobDir}/job.log`,
+            jobName: name,
+            marker: request.marker,
+            cluster: null,
+          };
+          out.set(request.id, {
+            externalId: parseExternalId(hit.id).id,
+            state: 'pending',
+            nativeState: hit.state,
+            data,
+          });
+        } else if (Date.now() - Date.parse(request.createdAt) > SUBMIT_GRACE_MS) {
+          out.set(request.id, null);
+        }
+      });
+      return out;
+    },
+
+    async poll(jobs, context) {
+      const out = new Map<string, ObservationV1>();
+      const first = jobs[0];
+      if (!first) return out;
+      const profile = first.profile;
+      const queue = await slurm(context, profile, [
+        'squeue',
+        '--me',
+        '--all',
+        '--noheader',
+        '--array',
+        '--states=all',
+        '--format=%A|%i|%T|%j|%k|%r',
+      ]);
+      if (queue.exitCode !== 0 || /slurm_load_jobs error/.test(queue.stderr))
+        throw unavailable('squeue', queue);
+      const rows = new Map<string, SqueueRow>();
+      for (const row of parseSqueue(queue.stdout))
+        if (row.jobId === row.displayId || !rows.has(row.jobId)) rows.set(row.jobId, row);
+      const needAccounting: BackendJobV1[] = [];
+      for (const job of jobs) {
+        const row = job.externalId ? rows.get(job.externalId) : undefined;
+        const name = String(job.data.jobName ?? '');
+        if (row && row.name === name) {
+          const observation = slurmObservation(row.state, 'squeue', { reason: row.reason });
+          // squeue has no exit code: ask accounting for finished jobs.
+          if (
+            observation.state === 'succeeded' ||
+            observation.state === 'failed' ||
+            observation.state === 'cancelled'
+          )
+            needAccounting.push(job);
+          else out.set(job.id, observation);
+        } else {
+          needAccounting.push(job);
+        }
+      }
+      if (needAccounting.length === 0) return out;
+      const since = needAccounting.reduce(
+        (min, job) => (job.createdAt < min ? job.createdAt : min),
+        (needAccounting[0] as BackendJobV1).createdAt,
+      );
+      for (const chunk of chunks(needAccounting, CHUNK)) {
+        const ids = chunk.map((job) => job.externalId).filter((id): id is string => id !== null);
+        const accounting = await slurm(context, profile, [
+          'sacct',
+          '--noheader',
+          '--parsable2',
+          '--allocations',
+          `--starttime=${slurmTime(new Date(Date.parse(since) - 86_400_000).toISOString())}`,
+          '--endtime=now',
+          `--jobs=${ids.join(',')}`,
+          '--format=JobIDRaw,JobID,JobName,State,ExitCode,Comment',
+        ]);
+        const byId = new Map<string, SacctRow>();
+        if (accounting.exitCode === 0)
+          for (const row of parseSacct(accounting.stdout)) byId.set(row.jobId, row);
+        for (const job of chunk) {
+          out.set(
+            job.id,
+            reconcile(job, rows, accounting.exitCode === 0 ? byId : null, accounting),
+          );
+        }
+      }
+      return out;
+    },
+
+    async cancel(jobs, context) {
+      const out = new Map<string, CancelOutcomeV1>();
+      const first = jobs[0];
+      if (!first) return out;
+      for (const chunk of chunks(
+        jobs.filter((job) => job.externalId !== null),
+        100,
+      )) {
+        const result = await slurm(
+          context,
+          first.profile,
+          ['scancel', ...chunk.map((job) => job.externalId as string)],
+          CANCEL_TIMEOUT_MS,
+        );
+        const errors = new Map<string, string>();
+        for (const match of result.stderr.matchAll(/Kill job error on job id (\S+): (.*)/g))
+          errors.set(match[1] as string, match[2] as string);
+        for (const job of chunk) {
+          const error = errors.get(job.externalId as string);
+          if (error || (result.exitCode !== 0 && errors.size === 0)) {
+            out.set(job.id, {
+              kind: 'failed',
+              error: {
+                code: 'E_CANCEL_FAILED',
+                message: `scancel ${job.externalId}: ${error ?? failure(result)}`,
+              },
+            });
+          } else {
+            out.set(job.id, { kind: 'sent' });
+          }
+        }
+      }
+      return out;
+    },
+
+    async readLog(job, readOptions, context): Promise<LogChunkV1> {
+      const log = String(job.data.log ?? '');
+      if (!log)
+        throw new YonderError(
+          'E_LOG_UNAVAILABLE',
+          'This job has no log path recorded (it was recovered without one).',
+        );
+      const maxBytes = readOptions.maxBytes ?? 1024 * 1024;
+      const mode = readOptions.offset !== undefined ? 'offset' : 'tail';
+      const amount = readOptions.offset ?? readOptions.tailLines ?? 200;
+      const result = await context.transport.runScript(
+        READ_LOG_SCRIPT,
+        [log, mode, String(amount), String(maxBytes)],
+        { timeoutMs: QUERY_TIMEOUT_MS },
+      );
+      if (result.exitCode !== 0)
+        throw new YonderError('E_LOG_UNAVAILABLE', `Could not read ${log}: ${failure(result)}`);
+      if (result.stdout.startsWith('MISSING')) {
+        return {
+          exists: false,
+          text: '',
+          offset: 0,
+          message:
+            job.state === 'pending'
+              ? 'The job has not started yet: Slurm creates its log when it starts.'
+              : `The log ${log} does not exist (yet).`,
+        };
+      }
+      const newline = result.stdout.indexOf('\n');
+      const size = Number(/^SIZE (\d+)/.exec(result.stdout)?.[1] ?? 0);
+      const text = result.stdout.slice(newline + 1);
+      const offset =
+        mode === 'offset' ? (readOptions.offset as number) + Buffer.byteLength(text) : size;
+      return { exists: true, text, offset };
+    },
+  };
+  return backend;
+}
+
+const TERMINAL = new Set(['succeeded', 'failed', 'cancelled']);
+
+/**
+ * One job's observation from squeue's rows and sacct's (null when sacct failed). squeue is
+ * authoritative for live jobs, sacct for finished ones (it has the exit code); a record whose
+ * name is not the one yonder gave the job is not ours.
+ */
+export function reconcile(
+  job: BackendJobV1,
+  queue: ReadonlyMap<string, SqueueRow>,
+  accounting: ReadonlyMap<string, SacctRow> | null,
+  accountingResult?: RunResultV1,
+): ObservationV1 {
+  const name = String(job.data.jobName ?? '');
+  const id = job.externalId ?? '';
+  const queuedRow = queue.get(id);
+  const queued = queuedRow && queuedRow.name === name ? queuedRow : undefined;
+  const fromQueue = queued
+    ? slurmObservation(queued.state, 'squeue', { reason: queued.reason })
+    : undefined;
+  if (fromQueue && !TERMINAL.has(fromQueue.state)) return fromQueue;
+  if (accounting === null) {
+    if (fromQueue?.state === 'succeeded') return fromQueue;
+    return {
+      kind: 'query-failed',
+      source: 'sacct',
+      error: accountingResult
+        ? unavailable('sacct', accountingResult).toJSON()
+        : { code: 'E_SCHEDULER_UNAVAILABLE', message: 'sacct failed' },
+    };
+  }
+  const row = accounting.get(id);
+  if (row && row.name !== name) {
+    return {
+      kind: 'absent',
+      source: 'sacct',
+      detail: `Slurm job ${id} is named ${row.name}, not ${name}: not this job`,
+    };
+  }
+  const fromAccounting = row
+    ? slurmObservation(row.state, 'sacct', { exitCode: row.exitCode })
+    : undefined;
+  if (fromAccounting && TERMINAL.has(fromAccounting.state)) return fromAccounting;
+  if (fromQueue) {
+    // Finished in squeue, not yet in accounting (it lags by a second or so).
+    if (fromQueue.state === 'succeeded') return fromQueue;
+    return {
+      kind: 'query-failed',
+      source: 'sacct',
+      error: {
+        code: 'E_SCHEDULER_UNAVAILABLE',
+        message: 'waiting for accounting to record the finished job',
+      },
+    };
+  }
+  return {
+    kind: 'absent',
+    source: 'sacct',
+    detail: row
+      ? `accounting says ${row.state} but squeue no longer lists the job`
+      : 'neither squeue nor sacct knows the job',
+  };
+}
