@@ -74,3 +74,9 @@ if [ ! -f "$f" ]; then echo MISSING; exit 0; fi
 printf 'SIZE %s\\n' "$(wc -c < "$f" | tr -d ' ')"
 if [ "$2" = tail ]; then tail -n "$3" -- "$f" | tail -c "$4"; else tail -c +"$(($3 + 1))" -- "$f" | head -c "$4"; fi
 `;
+
+/** Print `<dir>\t<code>` for each job directory ($1…) whose wrapper recorded an exit status. */
+export const EXIT_CODES_SCRIPT = `for d in "$@"; do
+  if [ -f "$d/exit-code" ]; then printf '%s\\t%s\\n' "$d" "$(cat "$d/exit-code")"; fi
+done
+`;

@@ -7,6 +7,7 @@ import {
   type BackendV1,
   type CancelOutcomeV1,
   checkAbsolutePath,
+  exitObservation,
   type JsonObject,
   type LogChunkV1,
   type ObservationV1,
@@ -33,7 +34,13 @@ import {
   sbatchFailure,
   slurmObservation,
 } from './parse.js';
-import { BATCH_SCRIPT, READ_LOG_SCRIPT, RUN_SLURM_COMMAND, SUBMIT_SCRIPT } from './scripts.js';
+import {
+  BATCH_SCRIPT,
+  EXIT_CODES_SCRIPT,
+  READ_LOG_SCRIPT,
+  RUN_SLURM_COMMAND,
+  SUBMIT_SCRIPT,
+} from './scripts.js';
 import { type SlurmOptions, SlurmOptionsSchema } from './slurm-options.js';
 
 export const SLURM_BACKEND_ID = 'slurm';
@@ -48,7 +55,7 @@ const CHUNK = 500;
 const SUBMIT_GRACE_MS = 200_000;
 /** Options yonder sets itself; passing them through would break the job's identity or files. */
 const RESERVED_OPTIONS =
-  /^(--?(output|error|job-name|comment|parsable|wrap|open-mode|chdir|export|requeue|no-requeue|array|hold)\b|-[oeJD]$|-[oeJD].)/;
+  /^(--?(output|error|job-name|comment|parsable|wrap|open-mode|chdir|export|requeue|no-requeue|array)\b|-[oeJD]$|-[oeJD].)/;
 
 interface SlurmJobData extends JsonObject {
   jobDir: string;
@@ -586,6 +593,60 @@ export function createSlurmBackend(): BackendV1 {
 }
 
 const TERMINAL = new Set(['succeeded', 'failed', 'cancelled']);
+
+/**
+ * Replace sacct's exit codes with the ones the job wrapper recorded: sacct (up to 25.05)
+ * shows an exit status of 128 or more reduced by 128, so `exit 137` would read as 9.
+ * One remote command for every job that finished in this poll; if it fails, sacct's stand.
+ */
+async function addExitCodes(
+  context: BackendContextV1,
+  jobs: readonly BackendJobV1[],
+  observations: Map<string, ObservationV1>,
+): Promise<void> {
+  const finished = jobs.filter((job) => {
+    const observation = observations.get(job.id);
+    return (
+      observation?.kind === 'found' &&
+      (observation.state === 'failed' || observation.state === 'succeeded') &&
+      job.data.jobDir
+    );
+  });
+  if (finished.length === 0) return;
+  let result: RunResultV1;
+  try {
+    result = await context.transport.runScript(
+      EXIT_CODES_SCRIPT,
+      finished.map((job) => String(job.data.jobDir)),
+      { timeoutMs: QUERY_TIMEOUT_MS },
+    );
+  } catch {
+    return;
+  }
+  const codes = new Map<string, number>();
+  for (const line of result.stdout.split('\n')) {
+    const match = /^(.*)\t(\d+)$/.exec(line);
+    if (match) codes.set(match[1] as string, Number(match[2]));
+  }
+  for (const job of finished) {
+    const code = codes.get(String(job.data.jobDir));
+    const observation = observations.get(job.id);
+    if (code === undefined || observation?.kind !== 'found') continue;
+    const exact = exitObservation(code, observation.source);
+    if (exact.kind !== 'found') continue;
+    observations.set(job.id, {
+      ...observation,
+      exitCode: code,
+      signal: exact.signal ?? observation.signal ?? null,
+      reason:
+        observation.state === 'failed' &&
+        observation.failureKind === 'application' &&
+        !['timeout', 'out-of-memory', 'deadline'].includes(observation.reason ?? '')
+          ? (exact.reason ?? null)
+          : (observation.reason ?? null),
+    });
+  }
+}
 
 /**
  * One job's observation from squeue's rows and sacct's (null when sacct failed). squeue is

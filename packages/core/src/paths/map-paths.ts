@@ -20,7 +20,7 @@ export function mapPath(value: string, localRoot: string, remoteRoot: string): s
   const root = resolve(expandHome(localRoot));
   const rest = relative(root, target);
   if (rest === '') return remoteRoot;
-  if (rest.startsWith('..') || isAbsolute(rest)) return value;
+  if (rest === '..' || rest.startsWith(`..${sep}`) || isAbsolute(rest)) return value;
   return posix.join(remoteRoot, ...rest.split(sep));
 }
 

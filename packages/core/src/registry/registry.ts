@@ -138,11 +138,17 @@ export function createRegistry(entries: RegistryEntries = {}): Registry {
     addTransport(id, factory, origin) {
       if (typeof factory !== 'function')
         throw new YonderError('E_INTERNAL', `Transport "${id}" is not a factory function.`);
+      if (transports.has(id)) {
+        throw new YonderError('E_INTERNAL', `A transport named "${id}" is already registered.`);
+      }
       transports.set(id, origin ? { factory, origin } : { factory });
     },
     addStore(id, factory, origin) {
       if (typeof factory !== 'function')
         throw new YonderError('E_INTERNAL', `Store "${id}" is not a factory function.`);
+      if (stores.has(id)) {
+        throw new YonderError('E_INTERNAL', `A store named "${id}" is already registered.`);
+      }
       stores.set(id, origin ? { factory, origin } : { factory });
     },
     list() {

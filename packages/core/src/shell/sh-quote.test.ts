@@ -101,7 +101,10 @@ const hostileString = fc
 
 describe('shQuote', () => {
   it('leaves safe words bare and quotes everything else', () => {
-    expect(shQuote('abc-1.2_x/y,z:w=v@h%p+q')).toBe('abc-1.2_x/y,z:w=v@h%p+q');
+    expect(shQuote('abc-1.2_x/y,z:w@h%p+q')).toBe('abc-1.2_x/y,z:w@h%p+q');
+    // `=` and reserved words are quoted: bare, they could be read as an assignment or as syntax.
+    expect(shQuote('A=1')).toBe("'A=1'");
+    expect(shQuote('if')).toBe("'if'");
     expect(shQuote('')).toBe("''");
     expect(shQuote('a b')).toBe("'a b'");
     expect(shQuote("it's")).toBe("'it'\\''s'");

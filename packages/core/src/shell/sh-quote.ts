@@ -1,6 +1,23 @@
 import { YonderError } from '../errors/yonder-error.js';
 
-const SAFE = /^[A-Za-z0-9_/.,:=@%+-]+$/;
+const SAFE = /^[A-Za-z0-9_/.,:@%+-]+$/;
+/** Words sh reads as syntax when they stand bare where a command may start. */
+const RESERVED = new Set([
+  '!',
+  'case',
+  'do',
+  'done',
+  'elif',
+  'else',
+  'esac',
+  'fi',
+  'for',
+  'if',
+  'in',
+  'then',
+  'until',
+  'while',
+]);
 
 /**
  * The one quoting function for POSIX sh. The result is a single word that sh reads back as
@@ -12,7 +29,7 @@ export function shQuote(value: string): string {
   if (value.includes('\0')) {
     throw new YonderError('E_UNSAFE_VALUE', 'A value sent to a shell contains a NUL character.');
   }
-  if (SAFE.test(value)) return value;
+  if (SAFE.test(value) && !RESERVED.has(value)) return value;
   return `'${value.replaceAll("'", `'\\''`)}'`;
 }
 

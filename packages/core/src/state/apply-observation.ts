@@ -104,6 +104,14 @@ export function applyObservation(
         now,
       );
     }
+    if (job.cancel?.reason === 'pending-timeout') {
+      return transition(
+        base,
+        'failed',
+        { source: observation.source, reason: 'pending-timeout', failureKind: 'infrastructure' },
+        now,
+      );
+    }
     return transition(
       base,
       'failed',

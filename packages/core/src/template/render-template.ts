@@ -136,5 +136,5 @@ export function checkTemplate(
  */
 export function replacePlaceholder(argv: readonly string[], name: string, value: string): string[] {
   const token = `{${name}}`;
-  return argv.map((word) => word.replaceAll(token, value));
+  return argv.map((word) => word.split(token).join(value));
 }

@@ -15,9 +15,9 @@ export function splitCommandLine(text: string, label = 'Command'): string[] {
   const fail = (message: string): never => {
     throw new YonderError('E_INVALID_TEMPLATE', `${label} cannot be parsed: ${message}.`);
   };
+  if (text.includes('\0')) fail('it contains a NUL character');
   while (index < text.length) {
     const char = text[index] as string;
-    if (char === '\0') fail('it contains a NUL character');
     if (char === ' ' || char === '\t' || char === '\n' || char === '\r') {
       if (inWord) {
         words.push(word);
@@ -25,6 +25,11 @@ export function splitCommandLine(text: string, label = 'Command'): string[] {
         inWord = false;
       }
       index += 1;
+      continue;
+    }
+    if (char === '\\' && text[index + 1] === '\n') {
+      // A line continuation joins lines; it is not part of any word.
+      index += 2;
       continue;
     }
     inWord = true;

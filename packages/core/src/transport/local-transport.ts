@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { YonderError } from '../errors/yonder-error.js';
 import type { RunOptionsV1, RunResultV1, TransportV1 } from '../spec/transport/v1/transport-v1.js';
 
@@ -77,6 +78,21 @@ export function runLocal(
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const limit = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT;
   const started = Date.now();
+  if (options.signal?.aborted) {
+    return Promise.reject(
+      new YonderError('E_TRANSPORT', `Command aborted before it started: ${program}`, {
+        cause: options.signal.reason,
+      }),
+    );
+  }
+  if (options.cwd !== undefined && !existsSync(options.cwd)) {
+    return Promise.reject(
+      new YonderError(
+        'E_TRANSPORT',
+        `Cannot run "${program}": the directory ${options.cwd} does not exist.`,
+      ),
+    );
+  }
   return new Promise((resolvePromise, rejectPromise) => {
     let settled = false;
     const stdout = new BoundedBuffer(limit, 'head');

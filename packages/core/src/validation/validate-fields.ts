@@ -82,7 +82,12 @@ export function parseExternalId(
     const at = raw.indexOf(';');
     id = raw.slice(0, at);
     cluster = raw.slice(at + 1);
-    if (!cluster || cluster.startsWith('-') || !EXTERNAL_ID_PATTERN.test(cluster)) {
+    if (
+      !cluster ||
+      cluster.length > 256 ||
+      cluster.startsWith('-') ||
+      !EXTERNAL_ID_PATTERN.test(cluster)
+    ) {
       throw new YonderError(
         'E_UNSAFE_VALUE',
         `The scheduler returned an unsafe cluster name: ${JSON.stringify(value)}.`,
