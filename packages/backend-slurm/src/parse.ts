@@ -1,5 +1,9 @@
-import { constants } from 'node:os';
-import { type FailureKind, type FoundObservationV1, normaliseState } from '@yonder/core';
+import {
+  type FailureKind,
+  type FoundObservationV1,
+  normaliseState,
+  signalName,
+} from '@yonder/core';
 
 /** One line of `squeue --format=%A|%i|%T|%j|%k|%r`. */
 export interface SqueueRow {
@@ -34,22 +38,17 @@ export function parseSqueue(text: string): SqueueRow[] {
   for (const line of lines(text)) {
     const parts = line.split('|');
     if (parts.length < 6) continue;
-    const [jobId, displayId, state, name, comment, ...reason] = parts as [
-      string,
-      string,
-      string,
-      string,
-      string,
-      ...string[],
-    ];
+    const [jobId, displayId, state, name] = parts as [string, string, string, string];
     if (!/^\d+$/.test(jobId)) continue;
+    // The reason is the last field; a comment (set by anyone) may itself hold "|".
+    const comment = parts.slice(4, -1).join('|');
     rows.push({
       jobId,
       displayId,
       state,
       name,
       comment: comment === '(null)' ? '' : comment,
-      reason: reason.join('|'),
+      reason: parts.at(-1) as string,
     });
   }
   return rows;
@@ -138,10 +137,6 @@ export function isTransientSbatchFailure(stderr: string): boolean {
   );
 }
 
-const SIGNALS = new Map<number, string>(
-  Object.entries(constants.signals).map(([name, number]) => [number, name]),
-);
-
 /** sacct's `ExitCode` (`code:signal`). */
 export function parseExitCode(text: string): { exitCode: number | null; signal: string | null } {
   const match = /^(\d+):(\d+)$/.exec(text.trim());
@@ -149,7 +144,7 @@ export function parseExitCode(text: string): { exitCode: number | null; signal: 
   const signal = Number(match[2]);
   return {
     exitCode: Number(match[1]),
-    signal: signal > 0 ? (SIGNALS.get(signal) ?? `signal ${signal}`) : null,
+    signal: signal > 0 ? signalName(signal) : null,
   };
 }
 
@@ -160,7 +155,15 @@ export function slurmObservation(
   details: { exitCode?: string; reason?: string } = {},
 ): FoundObservationV1 {
   const normalised = normaliseState(state, 'slurm');
-  const { exitCode, signal } = parseExitCode(details.exitCode ?? '');
+  const parsed = parseExitCode(details.exitCode ?? '');
+  let signal = parsed.signal;
+  // Only a job that ran to its end has an exit code: not one killed by a signal, timed out or cancelled.
+  const exitCode =
+    normalised.state === 'succeeded'
+      ? 0
+      : signal !== null || normalised.state === 'cancelled' || normalised.reason === 'timeout'
+        ? null
+        : parsed.exitCode;
   let failureKind: FailureKind | null = normalised.failureKind;
   let reason = normalised.reason;
   if (normalised.state === 'failed') {
@@ -168,6 +171,7 @@ export function slurmObservation(
       // slurmd could not set up the job's I/O (e.g. its output directory is gone): not the job's fault.
       failureKind = 'infrastructure';
       reason = 'job launch failed (I/O setup)';
+      signal = null;
     }
     if (reason === null)
       reason = signal ? `killed by ${signal}` : exitCode !== null ? `exit code ${exitCode}` : null;
@@ -178,7 +182,7 @@ export function slurmObservation(
     kind: 'found',
     state: normalised.state,
     nativeState: state,
-    exitCode: normalised.state === 'succeeded' ? 0 : exitCode,
+    exitCode,
     signal,
     reason,
     failureKind,

@@ -515,6 +515,7 @@ export function createSlurmBackend(): BackendV1 {
           );
         }
       }
+      await addExitCodes(context, needAccounting, out);
       return out;
     },
 
@@ -677,14 +678,17 @@ export function reconcile(
         : { code: 'E_SCHEDULER_UNAVAILABLE', message: 'sacct failed' },
     };
   }
-  const row = accounting.get(id);
-  if (row && row.name !== name) {
+  const named = accounting.get(id);
+  // Right after a job ends, sacct can show its record under the name "allocation" for a moment:
+  // while squeue vouches for the job, a sacct row with another name is lag, not another job.
+  if (named && named.name !== name && !queued) {
     return {
       kind: 'absent',
       source: 'sacct',
-      detail: `Slurm job ${id} is named ${row.name}, not ${name}: not this job`,
+      detail: `Slurm job ${id} is named ${named.name}, not ${name}: not this job`,
     };
   }
+  const row = named && named.name === name ? named : undefined;
   const fromAccounting = row
     ? slurmObservation(row.state, 'sacct', { exitCode: row.exitCode })
     : undefined;

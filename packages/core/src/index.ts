@@ -30,6 +30,7 @@ export {
   readBootId,
   readProcessIdentity,
 } from './process/process-identity.js';
+export { signalName } from './process/signal-names.js';
 export {
   assertBackend,
   createRegistry,

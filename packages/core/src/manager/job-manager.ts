@@ -613,8 +613,15 @@ export class JobManager {
             message: `The ${backend.id} backend returned nothing for this job.`,
           },
         };
+        const policy: StatePolicy = {
+          ...this.policy,
+          absentGraceMs: Math.max(
+            this.policy.absentGraceMs ?? 0,
+            (backend.capabilities.absentGraceSeconds ?? 0) * 1000,
+          ),
+        };
         return this.store.updateJob(job.id, (current) => {
-          const next = applyObservation(current, observation, this.now(), this.policy);
+          const next = applyObservation(current, observation, this.now(), policy);
           return next === current ? undefined : next;
         });
       }),

@@ -111,6 +111,8 @@ export interface JobRecord {
   } | null;
   /** Healthy polls in a row that did not find the job. */
   misses: number;
+  /** When the current run of misses began. */
+  absentSince?: string | null;
   /** When the job was last seen pending (start of the current pending spell). */
   pendingSince: string | null;
   spec: {

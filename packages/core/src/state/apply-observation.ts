@@ -5,9 +5,11 @@ import { isTerminal } from './job-states.js';
 export interface StatePolicy {
   /** Healthy polls in a row that may miss a job before it is declared lost. */
   readonly maxMisses: number;
+  /** And the least time, in ms, from the first miss before it is declared lost. */
+  readonly absentGraceMs?: number;
 }
 
-export const DEFAULT_STATE_POLICY: StatePolicy = { maxMisses: 3 };
+export const DEFAULT_STATE_POLICY: StatePolicy = { maxMisses: 3, absentGraceMs: 0 };
 
 export interface TransitionFields {
   source: string;
@@ -94,8 +96,10 @@ export function applyObservation(
   }
   if (observation.kind === 'absent') {
     const misses = job.misses + 1;
-    const base: JobRecord = { ...job, misses, error: null };
+    const absentSince = job.absentSince ?? now.toISOString();
+    const base: JobRecord = { ...job, misses, absentSince, error: null };
     if (misses < policy.maxMisses) return base;
+    if (now.getTime() - Date.parse(absentSince) < (policy.absentGraceMs ?? 0)) return base;
     if (job.cancel?.reason === 'user') {
       return transition(
         base,
@@ -124,7 +128,7 @@ export function applyObservation(
       now,
     );
   }
-  const base: JobRecord = { ...job, misses: 0, error: null };
+  const base: JobRecord = { ...job, misses: 0, absentSince: null, error: null };
   let to = observation.state;
   let reason = observation.reason ?? null;
   let failureKind = observation.failureKind ?? null;

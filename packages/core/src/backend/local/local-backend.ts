@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { closeSync, existsSync, readFileSync, statSync } from 'node:fs';
-import { constants, hostname } from 'node:os';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { Type } from '@sinclair/typebox';
 import { YonderError } from '../../errors/yonder-error.js';
@@ -12,6 +12,7 @@ import {
 } from '../../fs/exclusive-files.js';
 import type { JsonObject } from '../../json/json-value.js';
 import { isProcessAlive, readBootId, readProcessIdentity } from '../../process/process-identity.js';
+import { signalName } from '../../process/signal-names.js';
 import { renderEnvFile } from '../../shell/render-env-file.js';
 import type {
   BackendContextV1,
@@ -55,10 +56,6 @@ function identityOf(data: JsonObject): ProcessIdentity | null {
   };
 }
 
-const SIGNAL_NAMES = new Map<number, string>(
-  Object.entries(constants.signals).map(([name, number]) => [number, name]),
-);
-
 /** Read the exit status the wrapper recorded, if it has. */
 function readExitCode(jobDir: string): number | null | 'invalid' {
   let text: string;
@@ -74,7 +71,7 @@ function readExitCode(jobDir: string): number | null | 'invalid' {
 export function exitObservation(code: number, source: string): ObservationV1 {
   if (code === 0)
     return { kind: 'found', state: 'succeeded', nativeState: 'exited 0', exitCode: 0, source };
-  const signal = code > 128 && code < 128 + 65 ? (SIGNAL_NAMES.get(code - 128) ?? null) : null;
+  const signal = code > 128 && code < 128 + 65 ? signalName(code - 128) : null;
   return {
     kind: 'found',
     state: 'failed',

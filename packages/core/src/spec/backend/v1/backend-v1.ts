@@ -17,6 +17,12 @@ export interface BackendCapabilitiesV1 {
   readonly recoverSubmit: boolean;
   /** Whether `readLog` can return output while the job runs. */
   readonly logs: boolean;
+  /**
+   * How long, in seconds, a job may be missing from every source the backend asks before it is
+   * declared lost (besides a few healthy polls in a row). Schedulers whose accounting lags need
+   * some; default 0.
+   */
+  readonly absentGraceSeconds?: number;
 }
 
 /** Everything a backend may use for one operation. */

@@ -1,0 +1,219 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, statSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { YonderError } from '@yonder/core';
+import { backendConformance } from '@yonder/core/conformance';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { createSlurmBackend } from './slurm-backend.js';
+import { requireCluster, slurmManager, workdir } from './test-support/cluster.js';
+
+beforeAll(() => requireCluster());
+
+const conformanceWorkdir = workdir();
+backendConformance(it, () => createSlurmBackend(), {
+  profile: { name: 'hpc', backend: 'slurm', workdir: conformanceWorkdir },
+  jobTimeoutMs: 90_000,
+});
+
+describe('slurm backend against the test cluster', () => {
+  // Started first, checked last: these take a minute or more of Slurm's time.
+  const slow = slurmManager();
+  const slowWorkdir = workdir();
+  let timeoutJob = '';
+  let purgedJob = '';
+
+  beforeAll(async () => {
+    await slow.manager.saveProfile({ name: 'hpc', backend: 'slurm', workdir: slowWorkdir });
+    timeoutJob = (
+      await slow.manager.submit(
+        { argv: ['sleep', '600'], resources: { time: '0:05' } },
+        { profile: 'hpc' },
+      )
+    ).id;
+    purgedJob = (await slow.manager.submit({ argv: ['sh', '-c', 'exit 5'] }, { profile: 'hpc' }))
+      .id;
+  });
+
+  it('keeps a held job pending with its reason, then cancels it; its log does not exist yet', async () => {
+    const { manager } = slurmManager();
+    await manager.saveProfile({ name: 'hpc', backend: 'slurm', workdir: workdir() });
+    const job = await manager.submit(
+      { argv: ['true'], schedulerOptions: ['--hold'] },
+      { profile: 'hpc' },
+    );
+    await sleep(1500);
+    const [held] = await manager.status([job.id]);
+    expect(held).toMatchObject({ state: 'pending', nativeState: 'PENDING', reason: 'JobHeldUser' });
+    const { chunk } = await manager.logs(job.id);
+    expect(chunk).toMatchObject({
+      exists: false,
+      message: expect.stringContaining('not started yet'),
+    });
+    const [cancelled] = await manager.cancel([job.id], { waitMs: 30_000 });
+    expect(cancelled).toMatchObject({
+      state: 'cancelled',
+      nativeState: expect.stringMatching(/^CANCELLED/),
+    });
+  }, 60_000);
+
+  it('reports the exact exit status and the signal of a killed job, not sacct’s reduced one', async () => {
+    const { manager } = slurmManager();
+    await manager.saveProfile({ name: 'hpc', backend: 'slurm', workdir: workdir() });
+    const exited = await manager.submit({ argv: ['sh', '-c', 'exit 137'] }, { profile: 'hpc' });
+    const killed = await manager.submit({ argv: ['sh', '-c', 'kill -9 $$'] }, { profile: 'hpc' });
+    const { jobs } = await manager.wait([exited.id, killed.id], { timeoutMs: 90_000 });
+    expect(jobs[0]).toMatchObject({
+      state: 'failed',
+      exitCode: 137,
+      failureKind: 'application',
+      nativeState: 'FAILED',
+    });
+    expect(jobs[1]).toMatchObject({
+      state: 'failed',
+      exitCode: 137,
+      signal: 'SIGKILL',
+      failureKind: 'application',
+    });
+  }, 120_000);
+
+  it('refuses an unknown partition clearly; nothing is recorded as submitted and no directory is left', async () => {
+    const { manager } = slurmManager();
+    const dir = workdir();
+    await manager.saveProfile({ name: 'hpc', backend: 'slurm', workdir: dir });
+    await expect(
+      manager.submit({ argv: ['true'], resources: { partition: 'nosuch' } }, { profile: 'hpc' }),
+    ).rejects.toMatchObject({
+      code: 'E_SUBMIT_FAILED',
+      message: expect.stringMatching(/invalid partition/i),
+    });
+    const { jobs } = await manager.store.listJobs({});
+    expect(jobs).toHaveLength(1);
+    expect(jobs[0]).toMatchObject({ state: 'failed', reason: 'submit-failed', externalId: null });
+    expect(existsSync(`${dir}/${jobs[0]?.id}`)).toBe(false);
+  }, 60_000);
+
+  it('refuses scheduler options that would break the job’s identity or files', async () => {
+    const { manager } = slurmManager();
+    await manager.saveProfile({ name: 'hpc', backend: 'slurm', workdir: workdir() });
+    await expect(
+      manager.submit({ argv: ['true'], schedulerOptions: ['--output=/tmp/x'] }, { profile: 'hpc' }),
+    ).rejects.toMatchObject({
+      code: 'E_INVALID_JOB_SPEC',
+    });
+    await expect(
+      manager.submit({ argv: ['true'], schedulerOptions: ['-J', 'x'] }, { profile: 'hpc' }),
+    ).rejects.toMatchObject({
+      code: 'E_INVALID_JOB_SPEC',
+    });
+  }, 30_000);
+
+  it('polls many jobs with one squeue and one sacct', async () => {
+    const { manager, transport } = slurmManager();
+    await manager.saveProfile({ name: 'hpc', backend: 'slurm', workdir: workdir() });
+    const jobs = [];
+    for (let i = 0; i < 5; i += 1)
+      jobs.push(
+        await manager.submit({ argv: ['true'], schedulerOptions: ['--hold'] }, { profile: 'hpc' }),
+      );
+    transport.commands.length = 0;
+    await manager.refresh({ force: true });
+    const programs = transport.commands.map((args) => args[1]);
+    expect(programs).toEqual(['squeue']);
+    await manager.cancel(
+      jobs.map((job) => job.id),
+      { waitMs: 30_000 },
+    );
+    transport.commands.length = 0;
+    await manager.refresh({ force: true });
+    expect(transport.commands.filter((args) => args[1] === 'scancel').length).toBeLessThanOrEqual(
+      1,
+    );
+  }, 90_000);
+
+  it('keeps names, paths and arguments with spaces, quotes and $() literal', async () => {
+    const { manager } = slurmManager();
+    const dir = workdir();
+    await manager.saveProfile({ name: 'hpc', backend: 'slurm', workdir: dir });
+    const job = await manager.submit(
+      {
+        argv: [
+          'sh',
+          '-c',
+          'printf "%s|" "$@"; printf "%s|" "$(pwd)" "$X"',
+          'sh',
+          "it's",
+          '$(touch /tmp/yonder-canary)',
+          'a b',
+          '-x',
+        ],
+        name: `my "job" $(x) 'q'`,
+        env: { X: "va'l $(ue)" },
+        settings: { path: '/a b/c' },
+        cwd: '/tmp',
+      },
+      { profile: 'hpc' },
+    );
+    const { jobs } = await manager.wait([job.id], { timeoutMs: 90_000 });
+    expect(jobs[0]?.state).toBe('succeeded');
+    expect((await manager.logs(job.id)).chunk.text).toBe(
+      `it's|$(touch /tmp/yonder-canary)|a b|-x|/tmp|va'l $(ue)|`,
+    );
+    expect(existsSync('/tmp/yonder-canary')).toBe(false);
+    const jobDir = String(jobs[0]?.data.jobDir);
+    expect(jobDir.startsWith(dir)).toBe(true);
+    expect(statSync(jobDir).mode & 0o777).toBe(0o700);
+    expect(statSync(`${jobDir}/settings.json`).mode & 0o777).toBe(0o600);
+  }, 120_000);
+
+  it('finds a job whose submit was interrupted by its name, instead of submitting it again', async () => {
+    const { manager } = slurmManager();
+    await manager.saveProfile({ name: 'hpc', backend: 'slurm', workdir: workdir() });
+    // A submit whose answer was lost (a timeout) after Slurm had created the job.
+    const live = manager.registry.backend('slurm');
+    const original = live.submit;
+    let slurmId = '';
+    live.submit = async (request, context) => {
+      slurmId = (await original.call(live, request, context)).externalId;
+      throw new YonderError('E_TIMEOUT', 'sbatch timed out');
+    };
+    await expect(
+      manager.submit({ argv: ['true'], schedulerOptions: ['--hold'] }, { profile: 'hpc' }),
+    ).rejects.toThrow(/timed out/);
+    live.submit = original;
+    const [stuck] = (await manager.store.listJobs({})).jobs;
+    expect(stuck).toMatchObject({ state: 'submitting', externalId: null });
+    await manager.refresh({ force: true });
+    const found = await manager.store.getJob(stuck?.id as string);
+    expect(found).toMatchObject({ state: 'pending', externalId: slurmId });
+    expect(found?.history.map((step) => step.source)).toContain('recover');
+    const [cancelled] = await manager.cancel([found?.id as string], { waitMs: 30_000 });
+    expect(cancelled?.state).toBe('cancelled');
+  }, 60_000);
+
+  it('a job that exceeds its time limit fails with reason timeout', async () => {
+    const { jobs } = await slow.manager.wait([timeoutJob], { timeoutMs: 240_000 });
+    expect(jobs[0]).toMatchObject({
+      state: 'failed',
+      reason: 'timeout',
+      failureKind: 'application',
+      nativeState: 'TIMEOUT',
+    });
+  }, 250_000);
+
+  it('resolves a job purged from squeue (MinJobAge) through sacct', async () => {
+    const deadline = Date.now() + 120_000;
+    const externalId = (await slow.manager.store.getJob(purgedJob))?.externalId as string;
+    for (;;) {
+      const listed = execFileSync('squeue', ['--noheader', '--states=all', '--format=%A'], {
+        encoding: 'utf8',
+      });
+      if (!listed.split('\n').includes(externalId)) break;
+      if (Date.now() > deadline) throw new Error(`job ${externalId} was not purged from squeue`);
+      await sleep(2000);
+    }
+    await slow.manager.refresh({ ids: [purgedJob], force: true });
+    const job = await slow.manager.store.getJob(purgedJob);
+    expect(job).toMatchObject({ state: 'failed', exitCode: 5 });
+    expect(job?.history.at(-1)?.source).toBe('sacct');
+  }, 150_000);
+});

@@ -1,0 +1,78 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  createLocalTransport,
+  createRegistry,
+  JobManager,
+  type RunOptionsV1,
+  type TransportV1,
+} from '@yonder/core';
+import { createFsStore } from '@yonder/store-fs';
+import { createSlurmBackend } from '../slurm-backend.js';
+
+export const CLUSTER_SCRIPT = new URL('../../../../scripts/slurm-cluster.sh', import.meta.url)
+  .pathname;
+
+/** Fail (never skip) when the test cluster is not up, saying how to start it. */
+export function requireCluster(): void {
+  const ping = spawnSync('scontrol', ['ping'], { encoding: 'utf8', timeout: 20_000 });
+  if (ping.status !== 0 || !/UP/.test(ping.stdout)) {
+    throw new Error(
+      `The Slurm test cluster is not running (scontrol ping: ${ping.error?.message ?? ping.stdout.trim()}). Start it as root with: bash scripts/slurm-cluster.sh start`,
+    );
+  }
+}
+
+export function cluster(command: string): void {
+  execFileSync('bash', [CLUSTER_SCRIPT, command], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+    env: { ...process.env, YONDER_SLURM_QUIET: '1' },
+  });
+}
+
+/** A transport to this machine that counts the commands it runs. */
+export function countingTransport(): TransportV1 & { commands: string[][] } {
+  const inner = createLocalTransport();
+  const commands: string[][] = [];
+  return {
+    ...inner,
+    commands,
+    run(argv: readonly string[], options?: RunOptionsV1) {
+      commands.push([...argv]);
+      return inner.run(argv, options);
+    },
+    runScript(script: string, args: readonly string[], options?: RunOptionsV1) {
+      commands.push([...args]);
+      return inner.runScript(script, args, options);
+    },
+  };
+}
+
+/** A manager with its own ledger, the Slurm backend and a counting local transport. */
+export function slurmManager(): {
+  manager: JobManager;
+  transport: ReturnType<typeof countingTransport>;
+  state: string;
+} {
+  const state = mkdtempSync(join(tmpdir(), 'yonder-slurm-state-'));
+  const transport = countingTransport();
+  const registry = createRegistry({
+    backends: [createSlurmBackend()],
+    transports: { local: () => transport },
+  });
+  const manager = new JobManager({
+    store: createFsStore({ location: state }),
+    registry,
+    stateDirectory: state,
+    minPollIntervalMs: 0,
+  });
+  return { manager, transport, state };
+}
+
+/** A fresh, world-traversable work directory whose name has spaces and quotes. */
+export function workdir(): string {
+  const base = mkdtempSync(join(tmpdir(), "yonder slurm 'work' "));
+  return join(base, 'jobs $(not run)');
+}
