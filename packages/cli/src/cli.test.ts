@@ -277,8 +277,9 @@ describe('yonder CLI', () => {
       '/data',
     ]);
     expect(half.stderr).toContain('remoteRoot');
-    const unknown = await yonder(['profile', 'add', 'hpc', '--backend', 'slurm']);
-    expect(unknown.stderr).toMatch(/No backend named "slurm"|@yonder\/backend-slurm/);
+    const unknown = await yonder(['profile', 'add', 'grid', '--backend', 'pbs']);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('backend: No backend named "pbs". Available: local, slurm');
     expect((await yonder(['profile', 'remove', 'mine'])).code).toBe(0);
     expect((await yonder(['profile', 'remove', 'mine'])).code).toBe(1);
     expect((await yonder(['submit', '--profile', 'nosuch', '--', 'true'])).stderr).toContain(

@@ -69,21 +69,30 @@ export function createRuntime(env: NodeJS.ProcessEnv): Runtime {
     if (typeof factory === 'function') registry.addTransport(id, (profile) => factory({ profile }));
   };
 
+  /** Register a known backend package if it is installed; whether it is now registered. */
+  const loadKnown = async (id: string): Promise<boolean> => {
+    const entry = KNOWN_BACKEND_PACKAGES[id];
+    if (!entry) return false;
+    if (loaded.has(`backend:${id}`)) return registry.list().backends.some((backend) => backend.id === id);
+    loaded.add(`backend:${id}`);
+    const module = await importOptional(entry.package);
+    const factory = module?.[entry.factory];
+    if (typeof factory !== 'function') return false;
+    registry.addBackend(factory() as BackendV1, { package: entry.package, version: String(module?.VERSION ?? '?') });
+    return true;
+  };
+
   const ensureBackend = async (id: string, needsSsh = false): Promise<BackendV1> => {
     if (needsSsh) await ensureTransport('ssh');
     try {
       return registry.backend(id);
     } catch (error) {
-      const entry = KNOWN_BACKEND_PACKAGES[id];
-      if (!entry || loaded.has(`backend:${id}`)) throw error;
-      loaded.add(`backend:${id}`);
-      const module = await importOptional(entry.package);
-      const factory = module?.[entry.factory];
-      if (typeof factory !== 'function') throw error;
-      registry.addBackend(factory() as BackendV1, {
-        package: entry.package,
-        version: String(module?.VERSION ?? '?'),
-      });
+      if (!KNOWN_BACKEND_PACKAGES[id]) {
+        // Unknown id: load every installed package, so the error lists all that is available.
+        for (const known of Object.keys(KNOWN_BACKEND_PACKAGES)) await loadKnown(known);
+        return registry.backend(id);
+      }
+      if (!(await loadKnown(id))) throw error;
       return registry.backend(id);
     }
   };
