@@ -1,21 +1,21 @@
-import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import {
   type BackendContextV1,
   type BackendJobV1,
   type BackendV1,
   type CancelOutcomeV1,
+  cachedProbe,
   checkAbsolutePath,
+  EXIT_CODES_SCRIPT,
   exitObservation,
   type JsonObject,
+  jobPayload,
   type LogChunkV1,
   type ObservationV1,
   type ProbeReportV1,
   type Profile,
   parseExternalId,
+  READ_LOG_SCRIPT,
   type RunResultV1,
-  renderEnvFile,
   replacePlaceholder,
   type SubmitRequestV1,
   type SubmitResultV1,
@@ -34,13 +34,7 @@ import {
   sbatchFailure,
   slurmObservation,
 } from './parse.js';
-import {
-  BATCH_SCRIPT,
-  EXIT_CODES_SCRIPT,
-  READ_LOG_SCRIPT,
-  RUN_SLURM_COMMAND,
-  SUBMIT_SCRIPT,
-} from './scripts.js';
+import { BATCH_SCRIPT, RUN_SLURM_COMMAND, SUBMIT_SCRIPT } from './scripts.js';
 import { type SlurmOptions, SlurmOptionsSchema } from './slurm-options.js';
 
 export const SLURM_BACKEND_ID = 'slurm';
@@ -129,8 +123,6 @@ export function sbatchOptions(request: SubmitRequestV1, jobName: string): string
  * (this machine when the profile has no host, a login node over SSH when it has one).
  */
 export function createSlurmBackend(): BackendV1 {
-  const probes = new Map<string, { at: number; report: ProbeReportV1 }>();
-
   const slurm = (
     context: BackendContextV1,
     profile: Profile,
@@ -143,41 +135,20 @@ export function createSlurmBackend(): BackendV1 {
       ...(input === undefined ? {} : { input }),
     });
 
-  const probeCachePath = (profile: Profile, context: BackendContextV1): string =>
-    join(
-      context.stateDirectory,
-      'cache',
-      `slurm-probe-${createHash('sha256')
-        .update(
-          `${context.transport.target}|${profile.host ?? ''}|${options(profile).binDir ?? ''}`,
-        )
-        .digest('hex')
-        .slice(0, 16)}.json`,
-    );
-
-  const probe = async (
+  const probe = (
     profile: Profile,
     context: BackendContextV1,
     fresh: boolean,
-  ): Promise<ProbeReportV1> => {
-    const key = probeCachePath(profile, context);
-    const ttl = (options(profile).probeTtlSeconds ?? 3600) * 1000;
-    if (!fresh) {
-      const cached = probes.get(key);
-      if (cached && Date.now() - cached.at < ttl) return cached.report;
-      try {
-        const stored = JSON.parse(readFileSync(key, 'utf8')) as {
-          at: number;
-          report: ProbeReportV1;
-        };
-        if (Date.now() - stored.at < ttl && stored.report.ok) {
-          probes.set(key, stored);
-          return stored.report;
-        }
-      } catch {
-        /* no cache yet */
-      }
-    }
+  ): Promise<ProbeReportV1> =>
+    cachedProbe(
+      context.stateDirectory,
+      `slurm|${context.transport.target}|${profile.host ?? ''}|${options(profile).binDir ?? ''}`,
+      (options(profile).probeTtlSeconds ?? 3600) * 1000,
+      fresh,
+      () => runProbe(profile, context),
+    );
+
+  const runProbe = async (profile: Profile, context: BackendContextV1): Promise<ProbeReportV1> => {
     const problems: string[] = [];
     const facts: JsonObject = { transport: context.transport.target };
     const version = await slurm(context, profile, ['sbatch', '--version']).catch(
@@ -238,18 +209,7 @@ export function createSlurmBackend(): BackendV1 {
         );
       }
     }
-    const report: ProbeReportV1 = { ok: problems.length === 0, facts, problems };
-    const entry = { at: Date.now(), report };
-    probes.set(key, entry);
-    if (report.ok) {
-      try {
-        mkdirSync(join(context.stateDirectory, 'cache'), { recursive: true, mode: 0o700 });
-        writeFileSync(key, JSON.stringify(entry), { mode: 0o600 });
-      } catch {
-        /* the cache is an optimisation */
-      }
-    }
-    return report;
+    return { ok: problems.length === 0, facts, problems };
   };
 
   /** Look jobs up by their Slurm job names (for interrupted submits). */
@@ -340,10 +300,7 @@ export function createSlurmBackend(): BackendV1 {
         );
       }
       const jobName = slurmJobName(request.id, request.name);
-      const envText = renderEnvFile(request.env);
-      const secretsText = renderEnvFile(request.secrets);
-      const input = envText + secretsText + (request.settingsText ?? '');
-      const lengths = `${Buffer.byteLength(envText)}:${Buffer.byteLength(secretsText)}`;
+      const { input, lengths } = jobPayload(request.env, request.secrets, request.settingsText);
       const sbatch = sbatchOptions(request, jobName);
       const argv =
         request.settingsText === undefined

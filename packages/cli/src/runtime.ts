@@ -73,12 +73,16 @@ export function createRuntime(env: NodeJS.ProcessEnv): Runtime {
   const loadKnown = async (id: string): Promise<boolean> => {
     const entry = KNOWN_BACKEND_PACKAGES[id];
     if (!entry) return false;
-    if (loaded.has(`backend:${id}`)) return registry.list().backends.some((backend) => backend.id === id);
+    if (loaded.has(`backend:${id}`))
+      return registry.list().backends.some((backend) => backend.id === id);
     loaded.add(`backend:${id}`);
     const module = await importOptional(entry.package);
     const factory = module?.[entry.factory];
     if (typeof factory !== 'function') return false;
-    registry.addBackend(factory() as BackendV1, { package: entry.package, version: String(module?.VERSION ?? '?') });
+    registry.addBackend(factory() as BackendV1, {
+      package: entry.package,
+      version: String(module?.VERSION ?? '?'),
+    });
     return true;
   };
 

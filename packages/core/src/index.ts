@@ -55,3 +55,10 @@ export const VERSION: string = '0.1.0';
 
 /** TypeBox, re-exported so plugins build option schemas with the same copy core checks them with. */
 export { type Static, type TSchema, Type } from '@sinclair/typebox';
+export { cachedProbe } from './probe/probe-cache.js';
+export {
+  EXIT_CODES_SCRIPT,
+  jobPayload,
+  PREPARE_JOB_DIRECTORY,
+  READ_LOG_SCRIPT,
+} from './remote/remote-scripts.js';

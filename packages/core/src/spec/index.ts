@@ -25,7 +25,7 @@ export {
   type Resources,
   type Transition,
 } from './job.js';
-export type { Profile } from './profile.js';
+export type { Profile, SshSettings } from './profile.js';
 export type {
   LeaseV1,
   ListJobsOptionsV1,

@@ -1,5 +1,15 @@
 import type { JsonValue } from '../json/json-value.js';
 
+/** SSH settings of a profile; everything else comes from the ssh config (Host aliases, keys, ProxyJump). */
+export interface SshSettings {
+  /** The ssh config file to read instead of ~/.ssh/config (then /etc/ssh/ssh_config). */
+  config?: string;
+  /** Record and trust a host key seen for the first time (never a changed one). Default false. */
+  acceptNewHostKeys?: boolean;
+  /** At most this many channels at once on the connection (sshd's MaxSessions is 10). Default 8. */
+  maxChannels?: number;
+}
+
 /** A named execution target: which backend, where, and how. */
 export interface Profile {
   name: string;
@@ -17,6 +27,8 @@ export interface Profile {
   pollSeconds?: number;
   /** Seconds between the polite cancel signal and the forceful one. */
   cancelGraceSeconds?: number;
+  /** How to reach `host` over SSH (for profiles with a host). */
+  ssh?: SshSettings;
   /** Backend-specific options, validated against the backend's schema. */
   options?: Record<string, JsonValue>;
 }

@@ -50,6 +50,29 @@ export const ProfileSchema = Type.Object(
         description: 'Seconds between the polite and the forceful cancel.',
       }),
     ),
+    ssh: Type.Optional(
+      Type.Object(
+        {
+          config: Type.Optional(
+            Type.String({ description: 'ssh config file to read instead of ~/.ssh/config.' }),
+          ),
+          acceptNewHostKeys: Type.Optional(
+            Type.Boolean({
+              description:
+                'Record and trust a host key seen for the first time (never a changed one).',
+            }),
+          ),
+          maxChannels: Type.Optional(
+            Type.Integer({
+              minimum: 1,
+              maximum: 64,
+              description: 'Concurrent channels on the connection (default 8).',
+            }),
+          ),
+        },
+        { additionalProperties: false },
+      ),
+    ),
     options: Type.Optional(
       Type.Record(Type.String(), Type.Unknown(), { description: 'Backend options.' }),
     ),

@@ -1,0 +1,550 @@
+import { readFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  type Profile,
+  type RunOptionsV1,
+  type RunResultV1,
+  shJoin,
+  type TransportV1,
+  YonderError,
+} from '@yonder/core';
+import { type AuthMethod, Client, type ClientChannel, type ConnectConfig, utils } from 'ssh2';
+import {
+  appendKnownHost,
+  checkHostKey,
+  fingerprint,
+  type KnownHostEntry,
+  loadKnownHosts,
+} from './known-hosts.js';
+import { type ResolvedHost, resolveHost, splitDestination } from './ssh-config.js';
+
+const DEFAULT_TIMEOUT_MS = 60_000;
+const DEFAULT_MAX_OUTPUT = 8 * 1024 * 1024;
+const DEFAULT_MAX_CHANNELS = 8;
+
+/**
+ * Runs the real command on the far side under a time limit of its own (`timeout -k`), so a
+ * command we gave up on does not live on holding a session slot. `$1` is the limit in
+ * seconds, `$2` the variable-name prefixes to remove (space-separated), the rest the command.
+ */
+const LAUNCHER = [
+  't=$1; prefixes=$2; shift 2',
+  'if [ -n "$prefixes" ]; then',
+  '  for v in $(env | sed -n "s/^\\([A-Za-z_][A-Za-z0-9_]*\\)=.*/\\1/p"); do',
+  '    for p in $prefixes; do case $v in "$p"*) unset "$v" 2>/dev/null || true ;; esac; done',
+  '  done',
+  'fi',
+  'if command -v timeout >/dev/null 2>&1; then exec timeout -k 5 "$t" "$@"; fi',
+  'exec "$@"',
+].join('\n');
+
+export interface SshTransportOptions {
+  profile: Profile;
+  /** The environment (SSH_AUTH_SOCK). Default: this process's. */
+  env?: NodeJS.ProcessEnv;
+}
+
+class Bounded {
+  private chunks: Buffer[] = [];
+  private size = 0;
+  truncated = false;
+  constructor(
+    private readonly limit: number,
+    private readonly keep: 'head' | 'tail',
+  ) {}
+  push(chunk: Buffer): void {
+    if (this.keep === 'head') {
+      if (this.size >= this.limit) {
+        this.truncated = true;
+        return;
+      }
+      const room = this.limit - this.size;
+      const piece = chunk.length > room ? chunk.subarray(0, room) : chunk;
+      if (piece !== chunk) this.truncated = true;
+      this.chunks.push(piece);
+      this.size += piece.length;
+      return;
+    }
+    this.chunks.push(chunk);
+    this.size += chunk.length;
+    while (this.size > this.limit && this.chunks.length > 0) {
+      this.truncated = true;
+      const first = this.chunks[0] as Buffer;
+      const excess = this.size - this.limit;
+      if (first.length <= excess) {
+        this.chunks.shift();
+        this.size -= first.length;
+      } else {
+        this.chunks[0] = first.subarray(excess);
+        this.size -= excess;
+      }
+    }
+  }
+  text(): string {
+    return Buffer.concat(this.chunks).toString('utf8');
+  }
+}
+
+interface Connection {
+  clients: Client[];
+  final: Client;
+  closed: boolean;
+  reason: string | null;
+}
+
+function describeHost(host: ResolvedHost): string {
+  return `${host.user}@${host.hostname}:${host.port}${host.alias !== host.hostname ? ` (${host.alias})` : ''}`;
+}
+
+function isChannelOpenFailure(error: unknown): boolean {
+  return error instanceof Error && /Channel open failure|open failed/i.test(error.message);
+}
+
+/**
+ * The SSH transport: one persistent ssh2 connection per host per process, shared by every
+ * operation, with host keys checked against known_hosts and the ssh config honoured
+ * (Host aliases, HostName, User, Port, IdentityFile, IdentitiesOnly, ProxyJump hop by hop,
+ * ServerAliveInterval, UserKnownHostsFile), the agent through SSH_AUTH_SOCK, a bound on
+ * concurrent channels, and reconnection with backoff after the connection drops.
+ */
+export class SshTransport implements TransportV1 {
+  readonly specificationVersion = 'v1' as const;
+  readonly id = 'ssh';
+  readonly target: string;
+  private readonly profile: Profile;
+  private readonly env: NodeJS.ProcessEnv;
+  private connection: Connection | null = null;
+  private connecting: Promise<Connection> | null = null;
+  private failures = 0;
+  private lastFailureAt = 0;
+  private limit: number;
+  private active = 0;
+  private readonly waiters: Array<() => void> = [];
+  private closedByUser = false;
+
+  constructor(options: SshTransportOptions) {
+    this.profile = options.profile;
+    this.env = options.env ?? process.env;
+    if (!options.profile.host)
+      throw new YonderError(
+        'E_INVALID_PROFILE',
+        `Profile "${options.profile.name}" has no host to reach over SSH.`,
+      );
+    this.target = `ssh:${options.profile.host}`;
+    this.limit = options.profile.ssh?.maxChannels ?? DEFAULT_MAX_CHANNELS;
+  }
+
+  private configFiles(): string[] | undefined {
+    const config = this.profile.ssh?.config;
+    return config
+      ? [config.replace(/^~(?=\/)/, this.env.HOME ?? '~'), '/etc/ssh/ssh_config']
+      : undefined;
+  }
+
+  private resolve(destination: string): ResolvedHost {
+    const files = this.configFiles();
+    return resolveHost(destination, { ...(files ? { configFiles: files } : {}), env: this.env });
+  }
+
+  /** Keys to offer, read from the identity files; encrypted ones without a passphrase are noted. */
+  private identities(host: ResolvedHost): {
+    keys: Array<{ file: string; key: Buffer }>;
+    problems: string[];
+  } {
+    const keys: Array<{ file: string; key: Buffer }> = [];
+    const problems: string[] = [];
+    for (const file of host.identityFiles) {
+      let data: Buffer;
+      try {
+        data = readFileSync(file);
+      } catch (error) {
+        if (host.identityFilesExplicit)
+          problems.push(
+            `the identity file ${file} cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+          );
+        continue;
+      }
+      const parsed = utils.parseKey(data);
+      if (parsed instanceof Error) {
+        problems.push(
+          /encrypted|passphrase/i.test(parsed.message)
+            ? `the key ${file} is encrypted and no passphrase is available: load it into ssh-agent (ssh-add ${file}) and make sure SSH_AUTH_SOCK is set`
+            : `the key ${file} cannot be read: ${parsed.message}`,
+        );
+        continue;
+      }
+      keys.push({ file, key: data });
+    }
+    return { keys, problems };
+  }
+
+  private async connectHop(
+    host: ResolvedHost,
+    sock: ConnectConfig['sock'] | undefined,
+    clients: Client[],
+  ): Promise<Client> {
+    let entries: KnownHostEntry[];
+    entries = loadKnownHosts([...host.userKnownHostsFiles, ...host.globalKnownHostsFiles]);
+    const { keys, problems } = this.identities(host);
+    const agent =
+      host.identityAgent && !(host.identitiesOnly && keys.length > 0)
+        ? host.identityAgent
+        : undefined;
+    if (keys.length === 0 && !agent) {
+      throw new YonderError(
+        'E_TRANSPORT',
+        `No way to authenticate to ${describeHost(host)}: ${problems.length > 0 ? problems.join('; ') : 'no identity file exists and no ssh-agent is available (SSH_AUTH_SOCK)'}.`,
+      );
+    }
+    const known = entries.filter((entry) => entry.marker === null);
+    const recordedTypes = new Set(
+      known
+        .filter(
+          (entry) => checkHostKey([entry], host.hostname, host.port, entry.key).status === 'ok',
+        )
+        .map((entry) => entry.keyType),
+    );
+    const serverHostKey = [...recordedTypes].flatMap((type) =>
+      type === 'ssh-rsa' ? ['rsa-sha2-512', 'rsa-sha2-256', 'ssh-rsa'] : [type],
+    );
+    let refusal: string | null = null;
+    let pinned: Buffer | null = null;
+    const client = new Client();
+    clients.push(client);
+    const authHandler: AuthMethod[] = [];
+    for (const { key } of keys)
+      authHandler.push({ type: 'publickey', username: host.user, key } as AuthMethod);
+    if (agent) authHandler.push({ type: 'agent', username: host.user, agent } as AuthMethod);
+    const config: ConnectConfig = {
+      host: host.hostname,
+      port: host.port,
+      username: host.user,
+      readyTimeout: (host.connectTimeoutSeconds ?? 20) * 1000,
+      keepaliveInterval: (host.serverAliveIntervalSeconds || 15) * 1000,
+      keepaliveCountMax: host.serverAliveCountMax || 3,
+      authHandler,
+      ...(sock ? { sock } : {}),
+      ...(serverHostKey.length > 0
+        ? { algorithms: { serverHostKey: serverHostKey as never } }
+        : {}),
+      hostVerifier: (key: Buffer) => {
+        if (pinned) return pinned.equals(key);
+        const parsed = utils.parseKey(key);
+        const type = parsed instanceof Error ? 'unknown' : parsed.type;
+        const verdict = checkHostKey(entries, host.hostname, host.port, key);
+        const print = `${type} ${fingerprint(key)}`;
+        if (verdict.status === 'ok') {
+          pinned = key;
+          return true;
+        }
+        if (verdict.status === 'revoked') {
+          refusal = `The host key of ${describeHost(host)} (${print}) is marked @revoked in ${verdict.entry.file}:${verdict.entry.line}; refusing to connect.`;
+          return false;
+        }
+        if (verdict.status === 'changed') {
+          const where = verdict.recorded.map((entry) => `${entry.file}:${entry.line}`).join(', ');
+          refusal = `The host key of ${describeHost(host)} has CHANGED (now ${print}; recorded in ${where}). This can be an attack; if the change is expected, remove the old entry and check the new key.`;
+          return false;
+        }
+        if (this.profile.ssh?.acceptNewHostKeys && host.userKnownHostsFiles[0]) {
+          appendKnownHost(
+            host.userKnownHostsFiles[0],
+            host.hostname,
+            host.port,
+            type,
+            key,
+            host.hashKnownHosts,
+          );
+          entries = loadKnownHosts([...host.userKnownHostsFiles, ...host.globalKnownHostsFiles]);
+          pinned = key;
+          return true;
+        }
+        refusal = `The host key of ${describeHost(host)} is unknown (${print}). Check the fingerprint with the host's administrator, then trust it with: ssh-keyscan -p ${host.port} ${host.hostname} >> ${host.userKnownHostsFiles[0] ?? '~/.ssh/known_hosts'} (or let the profile accept new keys: ssh.acceptNewHostKeys).`;
+        return false;
+      },
+    };
+    await new Promise<void>((resolvePromise, rejectPromise) => {
+      const onError = (error: Error & { level?: string }): void => {
+        cleanup();
+        const reason =
+          refusal ??
+          (error.level === 'client-authentication'
+            ? `Authentication to ${describeHost(host)} failed (tried ${[...keys.map((k) => k.file), ...(agent ? [`agent ${agent}`] : [])].join(', ')})${problems.length > 0 ? `; also: ${problems.join('; ')}` : ''}.`
+            : `Cannot connect to ${describeHost(host)}: ${error.message}`);
+        rejectPromise(new YonderError('E_TRANSPORT', reason, { cause: error }));
+      };
+      const onReady = (): void => {
+        cleanup();
+        resolvePromise();
+      };
+      const cleanup = (): void => {
+        client.removeListener('error', onError);
+        client.removeListener('ready', onReady);
+      };
+      client.on('error', onError);
+      client.on('ready', onReady);
+      try {
+        client.connect(config);
+      } catch (error) {
+        onError(error as Error);
+      }
+    });
+    return client;
+  }
+
+  private async open(): Promise<Connection> {
+    const wait =
+      this.failures > 0
+        ? Math.min(30_000, 250 * 2 ** (this.failures - 1)) * (0.8 + Math.random() * 0.4)
+        : 0;
+    const remaining = this.lastFailureAt + wait - Date.now();
+    if (remaining > 0) await sleep(remaining);
+    const destination = this.resolve(this.profile.host as string);
+    const clients: Client[] = [];
+    try {
+      let sock: ConnectConfig['sock'] | undefined;
+      let previous: Client | null = null;
+      const hops = destination.proxyJump.map((jump) => {
+        const parts = splitDestination(jump);
+        const resolved = this.resolve(parts.host);
+        return {
+          ...resolved,
+          ...(parts.user ? { user: parts.user } : {}),
+          ...(parts.port ? { port: parts.port } : {}),
+        };
+      });
+      for (const hop of [...hops, destination]) {
+        if (previous) {
+          const from = previous;
+          sock = await new Promise<ClientChannel>((resolvePromise, rejectPromise) => {
+            from.forwardOut('127.0.0.1', 0, hop.hostname, hop.port, (error, stream) => {
+              if (error)
+                rejectPromise(
+                  new YonderError(
+                    'E_TRANSPORT',
+                    `The jump host could not reach ${describeHost(hop)}: ${error.message}`,
+                    { cause: error },
+                  ),
+                );
+              else resolvePromise(stream);
+            });
+          });
+        }
+        previous = await this.connectHop(hop, sock, clients);
+      }
+      const final = previous as Client;
+      const connection: Connection = { clients, final, closed: false, reason: null };
+      for (const client of clients) {
+        client.on('error', (error: Error) => {
+          connection.reason = error.message;
+        });
+        client.on('close', () => {
+          connection.closed = true;
+          connection.reason ??= 'the connection closed';
+          if (this.connection === connection) this.connection = null;
+          for (const other of clients) other.end();
+        });
+      }
+      this.failures = 0;
+      return connection;
+    } catch (error) {
+      for (const client of clients) client.end();
+      this.failures += 1;
+      this.lastFailureAt = Date.now();
+      throw error;
+    }
+  }
+
+  private async ensure(): Promise<Connection> {
+    if (this.closedByUser) throw new YonderError('E_TRANSPORT', 'The SSH transport was closed.');
+    if (this.connection && !this.connection.closed) return this.connection;
+    this.connecting ??= this.open().finally(() => {
+      this.connecting = null;
+    });
+    this.connection = await this.connecting;
+    return this.connection;
+  }
+
+  private async acquire(): Promise<void> {
+    while (this.active >= this.limit)
+      await new Promise<void>((resolvePromise) => this.waiters.push(resolvePromise));
+    this.active += 1;
+  }
+
+  private release(): void {
+    this.active -= 1;
+    this.waiters.shift()?.();
+  }
+
+  private async execOnce(
+    connection: Connection,
+    command: string,
+    options: RunOptionsV1,
+  ): Promise<RunResultV1> {
+    const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    const limit = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT;
+    const started = Date.now();
+    const channel = await new Promise<ClientChannel>((resolvePromise, rejectPromise) => {
+      try {
+        connection.final.exec(command, (error, stream) =>
+          error ? rejectPromise(error) : resolvePromise(stream),
+        );
+      } catch (error) {
+        rejectPromise(error);
+      }
+    });
+    return new Promise<RunResultV1>((resolvePromise, rejectPromise) => {
+      const stdout = new Bounded(limit, 'head');
+      const stderr = new Bounded(limit, 'tail');
+      let settled = false;
+      const finish = (action: () => void): void => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        options.signal?.removeEventListener('abort', onAbort);
+        action();
+      };
+      const timer = setTimeout(() => {
+        finish(() => {
+          channel.close();
+          rejectPromise(
+            new YonderError(
+              'E_TIMEOUT',
+              `Command timed out after ${Math.round(timeoutMs / 100) / 10}s on ${this.target}.`,
+            ),
+          );
+        });
+      }, timeoutMs + 2_000);
+      const onAbort = (): void =>
+        finish(() => {
+          channel.close();
+          rejectPromise(new YonderError('E_TRANSPORT', `Command aborted on ${this.target}.`));
+        });
+      options.signal?.addEventListener('abort', onAbort, { once: true });
+      channel.on('data', (chunk: Buffer) => stdout.push(chunk));
+      channel.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
+      channel.on('close', (code: number | null | undefined, signal?: string) => {
+        finish(() => {
+          if (code === undefined && !signal) {
+            rejectPromise(
+              new YonderError(
+                'E_TRANSPORT',
+                `The connection to ${this.target} was lost while a command ran (${connection.reason ?? 'no exit status'}).`,
+              ),
+            );
+            return;
+          }
+          if (code === 124 && Date.now() - started >= timeoutMs) {
+            rejectPromise(
+              new YonderError(
+                'E_TIMEOUT',
+                `Command timed out after ${Math.round(timeoutMs / 100) / 10}s on ${this.target}.`,
+              ),
+            );
+            return;
+          }
+          resolvePromise({
+            exitCode: code ?? null,
+            signal: signal ?? null,
+            stdout: stdout.text(),
+            stderr: stderr.text(),
+            stdoutTruncated: stdout.truncated,
+            stderrTruncated: stderr.truncated,
+            durationMs: Date.now() - started,
+          });
+        });
+      });
+      if (options.input !== undefined) channel.end(options.input);
+      else channel.end();
+    });
+  }
+
+  private command(argv: readonly string[], options: RunOptionsV1): string {
+    const seconds = Math.max(1, Math.ceil((options.timeoutMs ?? DEFAULT_TIMEOUT_MS) / 1000));
+    const prefix: string[] = [];
+    if (options.unsetEnv?.length || options.env) {
+      prefix.push('env');
+      for (const name of options.unsetEnv ?? []) prefix.push('-u', name);
+      for (const [name, value] of Object.entries(options.env ?? {}))
+        prefix.push(`${name}=${value}`);
+    }
+    const cwd = options.cwd
+      ? ['sh', '-c', 'cd -- "$1" && shift && exec "$@"', 'yonder-cd', options.cwd]
+      : [];
+    return shJoin([
+      'sh',
+      '-c',
+      LAUNCHER,
+      'yonder',
+      String(seconds),
+      (options.unsetEnvPrefixes ?? []).join(' '),
+      ...cwd,
+      ...prefix,
+      ...argv,
+    ]);
+  }
+
+  async run(argv: readonly string[], options: RunOptionsV1 = {}): Promise<RunResultV1> {
+    if (argv.length === 0) throw new YonderError('E_TRANSPORT', 'No program given to run.');
+    if (options.signal?.aborted)
+      throw new YonderError('E_TRANSPORT', 'Command aborted before it started.');
+    const command = this.command(argv, options);
+    await this.acquire();
+    try {
+      for (let attempt = 0; ; attempt += 1) {
+        const connection = await this.ensure();
+        try {
+          return await this.execOnce(connection, command, options);
+        } catch (error) {
+          if (isChannelOpenFailure(error) && attempt < 20) {
+            // The server refused another session (MaxSessions): use fewer at once, then retry.
+            this.limit = Math.max(1, Math.min(this.limit, this.active - 1 || 1));
+            await sleep(Math.min(2_000, 25 * 2 ** Math.min(attempt, 6)) * (0.5 + Math.random()));
+            continue;
+          }
+          if (YonderError.isInstance(error)) throw error;
+          if (connection.closed) {
+            throw new YonderError(
+              'E_TRANSPORT',
+              `The connection to ${this.target} was lost: ${connection.reason ?? (error as Error).message}`,
+              { cause: error },
+            );
+          }
+          throw new YonderError(
+            'E_TRANSPORT',
+            `SSH to ${this.target} failed: ${(error as Error).message}`,
+            { cause: error },
+          );
+        }
+      }
+    } finally {
+      this.release();
+    }
+  }
+
+  runScript(script: string, args: readonly string[], options?: RunOptionsV1): Promise<RunResultV1> {
+    return this.run(['sh', '-c', script, 'yonder-script', ...args], options);
+  }
+
+  /** Drop the connection now (tests, and callers that know it is broken). The next call reconnects. */
+  disconnect(): void {
+    const connection = this.connection;
+    this.connection = null;
+    if (connection) for (const client of connection.clients) client.end();
+  }
+
+  async close(): Promise<void> {
+    this.closedByUser = true;
+    this.disconnect();
+  }
+
+  /** Channels in use and the current bound, for tests and diagnostics. */
+  get channels(): { active: number; limit: number } {
+    return { active: this.active, limit: this.limit };
+  }
+}
+
+/** A transport to the profile's host over SSH. */
+export function createSshTransport(options: SshTransportOptions): SshTransport {
+  return new SshTransport(options);
+}

@@ -1,0 +1,62 @@
+import { renderEnvFile } from '../shell/render-env-file.js';
+
+/**
+ * Fixed sh fragments and scripts shared by the backends that run jobs on another machine
+ * (ssh, slurm, command). Values only ever arrive as positional parameters or on stdin.
+ */
+
+/**
+ * Make the job's private directory and fill it from stdin. Expects `w` (work directory, may
+ * be empty), `fallback` (used when `w` is empty, e.g. "$HOME/.yonder/jobs"), `id` and
+ * `lengths` ("<env bytes>:<secrets bytes>"); stdin is the env file, the secrets file, then the
+ * settings. Sets `d`. Exit 17: the directory exists (never reused); 18/19: it cannot be made.
+ */
+export const PREPARE_JOB_DIRECTORY = `umask 077
+[ -n "$w" ] || w=$fallback
+mkdir -p -- "$w" || exit 19
+d="$w/$id"
+if ! mkdir -- "$d" 2>/dev/null; then
+  if [ -e "$d" ]; then echo "yonder: the job directory $d already exists; it is never reused" >&2; exit 17; fi
+  echo "yonder: cannot create the job directory $d" >&2; exit 19
+fi
+p="$d/.payload"
+cat > "$p" || { rm -rf -- "$d"; exit 18; }
+n1=\${lengths%%:*}; n2=\${lengths#*:}
+head -c "$n1" "$p" > "$d/env.sh"
+tail -c +"$((n1 + 1))" "$p" | head -c "$n2" > "$d/secrets.sh"
+tail -c +"$((n1 + n2 + 1))" "$p" > "$d/settings.json"
+rm -f -- "$p"
+[ -s "$d/secrets.sh" ] || rm -f -- "$d/secrets.sh"
+[ -s "$d/env.sh" ] || rm -f -- "$d/env.sh"
+[ -s "$d/settings.json" ] || rm -f -- "$d/settings.json"
+`;
+
+/** stdin and the `lengths` argument for PREPARE_JOB_DIRECTORY. */
+export function jobPayload(
+  env: Readonly<Record<string, string>>,
+  secrets: Readonly<Record<string, string>>,
+  settingsText: string | undefined,
+): { input: string; lengths: string } {
+  const envText = renderEnvFile(env);
+  const secretsText = renderEnvFile(secrets);
+  return {
+    input: envText + secretsText + (settingsText ?? ''),
+    lengths: `${Buffer.byteLength(envText)}:${Buffer.byteLength(secretsText)}`,
+  };
+}
+
+/**
+ * Read a log: $1 path, $2 "tail" or "offset", $3 lines or byte offset, $4 max bytes.
+ * Prints `MISSING`, or `SIZE <bytes>` and then the text.
+ */
+export const READ_LOG_SCRIPT = `f=$1
+if [ ! -f "$f" ]; then echo MISSING; exit 0; fi
+printf 'SIZE %s\\n' "$(wc -c < "$f" | tr -d ' ')"
+if [ "$2" = tail ]; then tail -n "$3" -- "$f" | tail -c "$4"; else tail -c +"$(($3 + 1))" -- "$f" | head -c "$4"; fi
+`;
+
+/** Print `<dir>\\t<code>` for each job directory ($1…) whose wrapper recorded an exit status. */
+export const EXIT_CODES_SCRIPT = `for d in "$@"; do
+  if [ -f "$d/exit-code" ]; then printf '%s\\t%s\\n' "$d" "$(cat "$d/exit-code")"; fi
+done
+`;
