@@ -8,7 +8,12 @@ import {
   type TransportV1,
   YonderError,
 } from '@yonder/core';
-import { type AuthMethod, Client, type ClientChannel, type ConnectConfig, utils } from 'ssh2';
+import ssh2, { type AuthMethod, type ClientChannel, type ConnectConfig } from 'ssh2';
+
+// ssh2 is CommonJS: under Node's ESM loader its exports are read from the default export.
+const { Client, utils } = ssh2;
+type Client = InstanceType<typeof Client>;
+
 import {
   appendKnownHost,
   checkHostKey,
@@ -94,6 +99,13 @@ interface Connection {
 
 function describeHost(host: ResolvedHost): string {
   return `${host.user}@${host.hostname}:${host.port}${host.alias !== host.hostname ? ` (${host.alias})` : ''}`;
+}
+
+/** A channel could not be opened: the command did not start. */
+class ChannelNotOpened extends Error {
+  constructor(cause: unknown) {
+    super(cause instanceof Error ? cause.message : String(cause), { cause });
+  }
 }
 
 function isChannelOpenFailure(error: unknown): boolean {
@@ -385,12 +397,13 @@ export class SshTransport implements TransportV1 {
     const limit = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT;
     const started = Date.now();
     const channel = await new Promise<ClientChannel>((resolvePromise, rejectPromise) => {
+      const refuse = (error: unknown): void => rejectPromise(new ChannelNotOpened(error));
       try {
         connection.final.exec(command, (error, stream) =>
-          error ? rejectPromise(error) : resolvePromise(stream),
+          error ? refuse(error) : resolvePromise(stream),
         );
       } catch (error) {
-        rejectPromise(error);
+        refuse(error);
       }
     });
     return new Promise<RunResultV1>((resolvePromise, rejectPromise) => {
@@ -496,25 +509,32 @@ export class SshTransport implements TransportV1 {
         try {
           return await this.execOnce(connection, command, options);
         } catch (error) {
-          if (isChannelOpenFailure(error) && attempt < 20) {
+          const notOpened = error instanceof ChannelNotOpened;
+          const cause = notOpened ? (error.cause as Error) : (error as Error);
+          if (notOpened && isChannelOpenFailure(cause) && attempt < 20) {
             // The server refused another session (MaxSessions): use fewer at once, then retry.
             this.limit = Math.max(1, Math.min(this.limit, this.active - 1 || 1));
             await sleep(Math.min(2_000, 25 * 2 ** Math.min(attempt, 6)) * (0.5 + Math.random()));
             continue;
           }
-          if (YonderError.isInstance(error)) throw error;
-          if (connection.closed) {
+          if (notOpened && attempt === 0) {
+            // The command never started (the connection had died unnoticed): reconnect once.
+            this.disconnect();
+            continue;
+          }
+          if (YonderError.isInstance(cause)) throw cause;
+          if (connection.closed || notOpened) {
             throw new YonderError(
               'E_TRANSPORT',
-              `The connection to ${this.target} was lost: ${connection.reason ?? (error as Error).message}`,
-              { cause: error },
+              `The connection to ${this.target} was lost: ${connection.reason ?? cause.message}`,
+              {
+                cause,
+              },
             );
           }
-          throw new YonderError(
-            'E_TRANSPORT',
-            `SSH to ${this.target} failed: ${(error as Error).message}`,
-            { cause: error },
-          );
+          throw new YonderError('E_TRANSPORT', `SSH to ${this.target} failed: ${cause.message}`, {
+            cause,
+          });
         }
       }
     } finally {

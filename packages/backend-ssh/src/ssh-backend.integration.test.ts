@@ -1,0 +1,136 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createSlurmBackend } from '@yonder/backend-slurm';
+import { createRegistry, JobManager } from '@yonder/core';
+import { backendConformance } from '@yonder/core/conformance';
+import { createFsStore } from '@yonder/store-fs';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { createSshBackend } from './ssh-backend.js';
+import { createSshTransport } from './ssh-transport.js';
+import { hostsEnv, sshManager, sshProfile } from './test-support/hosts.js';
+
+let env: Record<string, string>;
+beforeAll(() => {
+  env = hostsEnv();
+});
+
+const conformanceEnv = (() => {
+  try {
+    return hostsEnv();
+  } catch {
+    return { YONDER_SSH_CONFIG: '/nonexistent' };
+  }
+})();
+
+backendConformance(it, () => createSshBackend(), {
+  profile: {
+    name: 'box',
+    backend: 'ssh',
+    host: 'target',
+    ssh: { config: conformanceEnv.YONDER_SSH_CONFIG as string },
+  },
+  createTransport: (profile) =>
+    createSshTransport({ profile, env: { ...process.env, SSH_AUTH_SOCK: '' } }),
+  jobTimeoutMs: 30_000,
+});
+
+describe('ssh backend against a real sshd', () => {
+  it('a job survives the death of the yonder process and its connection', async () => {
+    const { manager, state } = sshManager();
+    await manager.saveProfile({ ...sshProfile('target'), name: 'box' });
+    // Another node process submits, then exits at once: its SSH connection goes with it.
+    const script = join(mkdtempSync(join(tmpdir(), 'yonder-ssh-submit-')), 'submit.mjs');
+    const dist = (name: string) => new URL(`../../${name}/dist/index.js`, import.meta.url).pathname;
+    writeFileSync(
+      script,
+      `import { createRegistry, JobManager } from ${JSON.stringify(dist('core'))};
+import { createFsStore } from ${JSON.stringify(dist('store-fs'))};
+import { createSshBackend, createSshTransport } from ${JSON.stringify(dist('backend-ssh'))};
+const registry = createRegistry({ backends: [createSshBackend()], transports: { ssh: (profile) => createSshTransport({ profile }) } });
+const manager = new JobManager({ store: createFsStore({ location: ${JSON.stringify(state)} }), registry, stateDirectory: ${JSON.stringify(state)} });
+const job = await manager.submit({ argv: ['sh', '-c', 'sleep 3; echo survived'] }, { profile: 'box' });
+process.stdout.write(job.id);
+process.exit(0);`,
+    );
+    const child = spawnSync(process.execPath, [script], {
+      encoding: 'utf8',
+      timeout: 30_000,
+      env: { ...process.env, SSH_AUTH_SOCK: '' },
+    });
+    expect(child.status, child.stderr).toBe(0);
+    const id = child.stdout.trim();
+    const { jobs } = await manager.wait([id], { timeoutMs: 30_000 });
+    expect(jobs[0]).toMatchObject({ state: 'succeeded', exitCode: 0 });
+    expect((await manager.logs(id)).chunk.text).toBe('survived\n');
+    await manager.close();
+  }, 60_000);
+
+  it('cancels by process group, and a job killed from outside reports its signal', async () => {
+    const { manager } = sshManager();
+    await manager.saveProfile({ ...sshProfile('target'), name: 'box', cancelGraceSeconds: 1 });
+    const stubborn = await manager.submit(
+      { argv: ['sh', '-c', 'trap "" TERM; echo ready; while :; do sleep 1; done'] },
+      { profile: 'box' },
+    );
+    for (
+      let i = 0;
+      i < 50 && !(await manager.logs(stubborn.id)).chunk.text.includes('ready');
+      i += 1
+    )
+      await new Promise((r) => setTimeout(r, 100));
+    const [cancelled] = await manager.cancel([stubborn.id], { waitMs: 20_000 });
+    expect(cancelled?.state).toBe('cancelled');
+    const killed = await manager.submit({ argv: ['sh', '-c', 'kill -9 $$'] }, { profile: 'box' });
+    const { jobs } = await manager.wait([killed.id], { timeoutMs: 20_000 });
+    expect(jobs[0]).toMatchObject({ state: 'failed', exitCode: 137, signal: 'SIGKILL' });
+    await manager.close();
+  }, 60_000);
+
+  it('runs Slurm over SSH end to end', async () => {
+    const state = mkdtempSync(join(tmpdir(), 'yonder-slurm-ssh-'));
+    const registry = createRegistry({
+      backends: [createSlurmBackend()],
+      transports: {
+        ssh: (profile) =>
+          createSshTransport({ profile, env: { ...process.env, SSH_AUTH_SOCK: '' } }),
+      },
+    });
+    const manager = new JobManager({
+      store: createFsStore({ location: state }),
+      registry,
+      stateDirectory: state,
+      minPollIntervalMs: 0,
+    });
+    await manager.saveProfile({
+      name: 'hpc',
+      backend: 'slurm',
+      host: 'target',
+      ssh: { config: env.YONDER_SSH_CONFIG as string },
+    });
+    const check = await manager.checkProfile('hpc');
+    expect(check.probe).toMatchObject({
+      ok: true,
+      facts: { home: '/home/yonder-test', accounting: true },
+    });
+    const job = await manager.submit(
+      {
+        argv: ['sh', '-c', 'echo "on $(id -un): $1"; exit 6', 'sh', "a 'quoted' $(arg)"],
+        name: 'over ssh',
+      },
+      { profile: 'hpc' },
+    );
+    const { jobs } = await manager.wait([job.id], { timeoutMs: 90_000 });
+    expect(jobs[0]).toMatchObject({ state: 'failed', exitCode: 6, backend: 'slurm' });
+    expect(String(jobs[0]?.data.jobDir)).toMatch(/^\/home\/yonder-test\/\.yonder\/slurm\//);
+    expect((await manager.logs(job.id)).chunk.text).toBe("on yonder-test: a 'quoted' $(arg)\n");
+    const held = await manager.submit(
+      { argv: ['true'], schedulerOptions: ['--hold'] },
+      { profile: 'hpc' },
+    );
+    const [cancelled] = await manager.cancel([held.id], { waitMs: 30_000 });
+    expect(cancelled).toMatchObject({ state: 'cancelled', nativeState: 'CANCELLED by 2000' });
+    await manager.close();
+  }, 150_000);
+});
