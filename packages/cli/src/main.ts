@@ -17,7 +17,8 @@ Usage:
   yonder logs JOB [--lines N] [--follow]
   yonder cancel JOB... [--json]
   yonder profile add NAME --backend B [--host H] [--workdir D] [--local-root P --remote-root P]
-                 [--pending-timeout S] [--poll-seconds S] [--cancel-grace S] [--set KEY=VALUE]... [--force]
+                 [--pending-timeout S] [--poll-seconds S] [--cancel-grace S] [--set KEY=VALUE]...
+                 [--ssh-config FILE] [--accept-new-host-keys] [--max-channels N] [--force]
   yonder profile list | show NAME | remove NAME | check NAME
 
 JOB is a job id or an unambiguous prefix of one. --profile defaults to $YONDER_PROFILE, else "local".

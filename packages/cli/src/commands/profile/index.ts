@@ -8,11 +8,17 @@ import { UsageError } from '../../usage-error.js';
 
 const HELP = `Usage:
   yonder profile add NAME --backend B [--host H] [--workdir D] [--local-root P --remote-root P]
-                 [--pending-timeout S] [--poll-seconds S] [--cancel-grace S] [--set KEY=VALUE]... [--force] [--json]
+                 [--pending-timeout S] [--poll-seconds S] [--cancel-grace S] [--set KEY=VALUE]...
+                 [--ssh-config FILE] [--accept-new-host-keys] [--max-channels N] [--force] [--json]
   yonder profile list [--json]
   yonder profile show NAME [--json]
   yonder profile remove NAME [--json]
   yonder profile check NAME [--json]     validate, reach the target and report what is there
+
+--host is a host name or a Host alias of your ssh config (~/.ssh/config, or --ssh-config FILE);
+keys, ports, users and ProxyJump come from there. Host keys are checked against known_hosts:
+an unknown key is refused unless --accept-new-host-keys (then it is recorded); a changed key
+always is. --max-channels bounds concurrent SSH channels (sshd's MaxSessions is 10).
 
 --set sets a backend option (KEY may be a dotted path); values are read as JSON when the
 backend's schema wants a number, boolean, list or object. --force replaces an existing profile.
@@ -57,6 +63,9 @@ async function add(argv: string[], { io, runtime }: CommandContext): Promise<num
       'pending-timeout': { type: 'string' },
       'poll-seconds': { type: 'string' },
       'cancel-grace': { type: 'string' },
+      'ssh-config': { type: 'string' },
+      'accept-new-host-keys': { type: 'boolean' },
+      'max-channels': { type: 'string' },
       set: { type: 'string', multiple: true },
       force: { type: 'boolean' },
       json: { type: 'boolean' },
@@ -91,6 +100,13 @@ async function add(argv: string[], { io, runtime }: CommandContext): Promise<num
   if (poll !== undefined) profile.pollSeconds = poll;
   const grace = numberOption(values['cancel-grace'], 'cancel-grace');
   if (grace !== undefined) profile.cancelGraceSeconds = grace;
+  const ssh: NonNullable<Profile['ssh']> = {};
+  if (values['ssh-config'] !== undefined)
+    ssh.config = resolve(io.cwd, String(values['ssh-config']));
+  if (values['accept-new-host-keys']) ssh.acceptNewHostKeys = true;
+  const channels = integerOption(values['max-channels'], 'max-channels', 1);
+  if (channels !== undefined) ssh.maxChannels = channels;
+  if (Object.keys(ssh).length > 0) profile.ssh = ssh;
   const sets = (values.set as string[] | undefined) ?? [];
   if (sets.length > 0) {
     let schema: TSchema | undefined;
@@ -118,6 +134,10 @@ async function add(argv: string[], { io, runtime }: CommandContext): Promise<num
 function describe(profile: Profile): string {
   const lines = [`Name:      ${profile.name}`, `Backend:   ${profile.backend}`];
   if (profile.host) lines.push(`Host:      ${profile.host}`);
+  if (profile.ssh?.config) lines.push(`SSH config: ${profile.ssh.config}`);
+  if (profile.ssh?.acceptNewHostKeys) lines.push('SSH:       accepts new host keys');
+  if (profile.ssh?.maxChannels)
+    lines.push(`SSH:       at most ${profile.ssh.maxChannels} channels`);
   if (profile.workdir) lines.push(`Workdir:   ${profile.workdir}`);
   if (profile.localRoot) lines.push(`Roots:     ${profile.localRoot} -> ${profile.remoteRoot}`);
   if (profile.pendingTimeoutSeconds)
