@@ -14,8 +14,8 @@ import {
   type ProbeReportV1,
   type Profile,
   parseExternalId,
-  READ_LOG_SCRIPT,
   type RunResultV1,
+  readRemoteLog,
   replacePlaceholder,
   type SubmitRequestV1,
   type SubmitResultV1,
@@ -512,39 +512,14 @@ export function createSlurmBackend(): BackendV1 {
     },
 
     async readLog(job, readOptions, context): Promise<LogChunkV1> {
-      const log = String(job.data.log ?? '');
-      if (!log)
-        throw new YonderError(
-          'E_LOG_UNAVAILABLE',
-          'This job has no log path recorded (it was recovered without one).',
-        );
-      const maxBytes = readOptions.maxBytes ?? 1024 * 1024;
-      const mode = readOptions.offset !== undefined ? 'offset' : 'tail';
-      const amount = readOptions.offset ?? readOptions.tailLines ?? 200;
-      const result = await context.transport.runScript(
-        READ_LOG_SCRIPT,
-        [log, mode, String(amount), String(maxBytes)],
-        { timeoutMs: QUERY_TIMEOUT_MS },
+      return readRemoteLog(
+        context.transport,
+        String(job.data.log ?? ''),
+        readOptions,
+        job.state === 'pending'
+          ? 'The job has not started yet: Slurm creates its log when it starts.'
+          : `The log ${String(job.data.log)} does not exist (yet).`,
       );
-      if (result.exitCode !== 0)
-        throw new YonderError('E_LOG_UNAVAILABLE', `Could not read ${log}: ${failure(result)}`);
-      if (result.stdout.startsWith('MISSING')) {
-        return {
-          exists: false,
-          text: '',
-          offset: 0,
-          message:
-            job.state === 'pending'
-              ? 'The job has not started yet: Slurm creates its log when it starts.'
-              : `The log ${log} does not exist (yet).`,
-        };
-      }
-      const newline = result.stdout.indexOf('\n');
-      const size = Number(/^SIZE (\d+)/.exec(result.stdout)?.[1] ?? 0);
-      const text = result.stdout.slice(newline + 1);
-      const offset =
-        mode === 'offset' ? (readOptions.offset as number) + Buffer.byteLength(text) : size;
-      return { exists: true, text, offset };
     },
   };
   return backend;

@@ -10,12 +10,7 @@ export {
   lookupName,
   parseKnownHosts,
 } from './known-hosts.js';
-export {
-  createSshBackend,
-  readRemoteLog,
-  SSH_BACKEND_ID,
-  SshOptionsSchema,
-} from './ssh-backend.js';
+export { createSshBackend, SSH_BACKEND_ID, SshOptionsSchema } from './ssh-backend.js';
 export {
   type ResolvedHost,
   type ResolveOptions,

@@ -11,8 +11,8 @@ import {
   type ProbeReportV1,
   type Profile,
   parseExternalId,
-  READ_LOG_SCRIPT,
   type RunResultV1,
+  readRemoteLog,
   replacePlaceholder,
   Type,
   YonderError,
@@ -270,43 +270,7 @@ export function createSshBackend(): BackendV1 {
     },
 
     async readLog(job, readOptions, context): Promise<LogChunkV1> {
-      return readRemoteLog(context, String(job.data.log ?? ''), readOptions);
+      return readRemoteLog(context.transport, String(job.data.log ?? ''), readOptions);
     },
-  };
-}
-
-/** Read a job's log on the far side: the tail, or what follows an offset. */
-export async function readRemoteLog(
-  context: BackendContextV1,
-  log: string,
-  options: { tailLines?: number; offset?: number; maxBytes?: number },
-): Promise<LogChunkV1> {
-  if (!log) throw new YonderError('E_LOG_UNAVAILABLE', 'This job has no log path recorded.');
-  const mode = options.offset !== undefined ? 'offset' : 'tail';
-  const amount = options.offset ?? options.tailLines ?? 200;
-  const result = await context.transport.runScript(
-    READ_LOG_SCRIPT,
-    [log, mode, String(amount), String(options.maxBytes ?? 1024 * 1024)],
-    {
-      timeoutMs: TIMEOUT_MS,
-    },
-  );
-  if (result.exitCode !== 0)
-    throw new YonderError('E_LOG_UNAVAILABLE', `Could not read ${log}: ${failure(result)}`);
-  if (result.stdout.startsWith('MISSING')) {
-    return {
-      exists: false,
-      text: '',
-      offset: 0,
-      message: `The job has not written any output yet (${log} does not exist).`,
-    };
-  }
-  const newline = result.stdout.indexOf('\n');
-  const size = Number(/^SIZE (\d+)/.exec(result.stdout)?.[1] ?? 0);
-  const text = result.stdout.slice(newline + 1);
-  return {
-    exists: true,
-    text,
-    offset: mode === 'offset' ? (options.offset as number) + Buffer.byteLength(text) : size,
   };
 }

@@ -41,8 +41,10 @@ type Block =
   | { kind: 'match'; criteria: string[] }
   | { kind: 'global' };
 
-interface Parsed {
-  entries: Array<{ block: Block; line: Line }>;
+/** A directive with the blocks it sits in: an Include's enclosing blocks, then its own. */
+interface Entry {
+  blocks: Block[];
+  line: Line;
 }
 
 function expandHome(path: string): string {
@@ -51,19 +53,25 @@ function expandHome(path: string): string {
   return path;
 }
 
+function globToRegex(glob: string, flags = ''): RegExp {
+  return new RegExp(
+    `^${glob
+      .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+      .replace(/\*/g, '.*')
+      .replace(/\?/g, '.')}$`,
+    flags,
+  );
+}
+
+/** Files matching a glob in its last component, in lexical order; `*` skips dotfiles. */
 function globFiles(pattern: string): string[] {
   const dir = dirname(pattern);
   const name = basename(pattern);
   if (!/[*?]/.test(name)) return [pattern];
-  const regex = new RegExp(
-    `^${name
-      .replace(/[.+^${}()|[\]\\]/g, '\\$&')
-      .replace(/\*/g, '.*')
-      .replace(/\?/g, '.')}$`,
-  );
+  const regex = globToRegex(name);
   try {
     return readdirSync(dir)
-      .filter((entry) => regex.test(entry))
+      .filter((entry) => regex.test(entry) && (!entry.startsWith('.') || name.startsWith('.')))
       .sort()
       .map((entry) => join(dir, entry));
   } catch {
@@ -71,13 +79,29 @@ function globFiles(pattern: string): string[] {
   }
 }
 
+/** Remove a comment: an unquoted `#` at the start of a word runs to the end of the line. */
+function stripComment(line: string): string {
+  let quote: string | null = null;
+  for (let index = 0; index < line.length; index += 1) {
+    const char = line[index] as string;
+    if (quote) {
+      if (char === quote) quote = null;
+    } else if (char === '"' || char === "'") {
+      quote = char;
+    } else if (char === '#' && (index === 0 || /\s/.test(line[index - 1] as string))) {
+      return line.slice(0, index);
+    }
+  }
+  return line;
+}
+
 function parseFile(
   file: string,
   includeBase: string,
-  depth = 0,
-  into: Parsed = { entries: [] },
-  block: Block = { kind: 'global' },
-): Parsed {
+  outer: Block[],
+  into: Entry[],
+  depth: number,
+): void {
   if (depth > 16)
     throw new YonderError(
       'E_INVALID_PROFILE',
@@ -87,17 +111,17 @@ function parseFile(
   try {
     text = readFileSync(file, 'utf8');
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return into;
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
     throw new YonderError(
       'E_TRANSPORT',
       `Cannot read the ssh config ${file}: ${(error as Error).message}`,
       { cause: error },
     );
   }
-  let current = block;
+  let current: Block = { kind: 'global' };
   text.split('\n').forEach((raw, index) => {
-    const trimmed = raw.replace(/\r$/, '').trim();
-    if (!trimmed || trimmed.startsWith('#')) return;
+    const trimmed = stripComment(raw.replace(/\r$/, '')).trim();
+    if (!trimmed) return;
     const match = /^([A-Za-z][A-Za-z0-9]*)\s*(?:=\s*|\s+)(.*)$/.exec(trimmed);
     if (!match) return;
     const keyword = (match[1] as string).toLowerCase();
@@ -107,7 +131,6 @@ function parseFile(
     } catch {
       return;
     }
-    const line: Line = { keyword, args, file, line: index + 1 };
     if (keyword === 'host') {
       current = { kind: 'host', patterns: args };
       return;
@@ -122,13 +145,12 @@ function parseFile(
           ? expandHome(pattern)
           : join(includeBase, pattern);
         for (const included of globFiles(full))
-          parseFile(included, includeBase, depth + 1, into, current);
+          parseFile(included, includeBase, [...outer, current], into, depth + 1);
       }
       return;
     }
-    into.entries.push({ block: current, line });
+    into.push({ blocks: [...outer, current], line: { keyword, args, file, line: index + 1 } });
   });
-  return into;
 }
 
 function patternListMatches(patterns: readonly string[], name: string): boolean {
@@ -136,15 +158,7 @@ function patternListMatches(patterns: readonly string[], name: string): boolean 
   for (const list of patterns) {
     for (const pattern of list.split(',')) {
       const negated = pattern.startsWith('!');
-      const body = negated ? pattern.slice(1) : pattern;
-      const regex = new RegExp(
-        `^${body
-          .replace(/[.+^${}()|[\]\\]/g, '\\$&')
-          .replace(/\*/g, '.*')
-          .replace(/\?/g, '.')}$`,
-        'i',
-      );
-      if (regex.test(name)) {
+      if (globToRegex(negated ? pattern.slice(1) : pattern, 'i').test(name)) {
         if (negated) return false;
         matched = true;
       }
@@ -166,23 +180,24 @@ function blockApplies(
   for (let index = 0; index < criteria.length; index += 1) {
     const criterion = (criteria[index] as string).toLowerCase();
     if (criterion === 'all') continue;
-    const value = criteria[index + 1];
-    index += 1;
-    if (value === undefined) return false;
-    if (criterion === 'host') {
-      if (!patternListMatches([value], hostname)) return false;
-    } else if (criterion === 'originalhost') {
-      if (!patternListMatches([value], alias)) return false;
-    } else if (criterion === 'user') {
-      if (!patternListMatches([value], user)) return false;
-    } else if (criterion === 'localuser') {
-      if (!patternListMatches([value], userInfo().username)) return false;
-    } else {
+    if (!['host', 'originalhost', 'user', 'localuser'].includes(criterion)) {
       warnings.push(
         `ssh config: "Match ${criterion}" is not supported; that block is not applied.`,
       );
       return false;
     }
+    const value = criteria[index + 1];
+    index += 1;
+    if (value === undefined) return false;
+    const subject =
+      criterion === 'host'
+        ? hostname
+        : criterion === 'originalhost'
+          ? alias
+          : criterion === 'user'
+            ? user
+            : userInfo().username;
+    if (!patternListMatches([value], subject)) return false;
   }
   return true;
 }
@@ -219,42 +234,45 @@ export interface ResolveOptions {
 
 /**
  * Resolve a destination (`alias`, `host`, `user@host:port`) through ssh_config the way OpenSSH
- * does for the directives yonder uses: the first value wins, IdentityFile accumulates,
- * Host patterns with `*`, `?` and `!`, Include, and the Match criteria all, host,
- * originalhost, user and localuser. Tokens `%h %p %r %u %d %n %%` and `~` are expanded.
+ * does for the directives yonder uses: one pass in file order, the first value wins,
+ * IdentityFile accumulates, Host patterns with `*`, `?` and `!`, Include (conditional on the
+ * block it sits in), and Match on all, host, originalhost, user and localuser (others are
+ * reported and not applied). `%h %p %r %u %d %n %%` and `~` are expanded.
  */
 export function resolveHost(destination: string, options: ResolveOptions = {}): ResolvedHost {
   const env = options.env ?? process.env;
   const given = splitDestination(destination);
   const files = options.configFiles ?? [join(homedir(), '.ssh', 'config'), '/etc/ssh/ssh_config'];
-  const entries = files.flatMap(
-    (file) => parseFile(file, file.startsWith('/etc/') ? '/etc/ssh' : dirname(file)).entries,
-  );
+  const entries: Entry[] = [];
+  for (const file of files)
+    parseFile(file, file.startsWith('/etc/') ? '/etc/ssh' : dirname(file), [], entries, 0);
+  const alias = given.host;
   const warnings: string[] = [];
   const values = new Map<string, string[]>();
   const identityFiles: string[] = [];
-  const alias = given.host;
-  // Two passes, as OpenSSH re-reads for `Match host` after HostName is known.
-  for (let pass = 0; pass < 2; pass += 1) {
-    const hostname = values.get('hostname')?.[0] ?? alias;
+  // One pass in file order, as OpenSSH reads it: `Match host` sees the HostName set so far.
+  for (const { blocks, line } of entries) {
+    const hostname = (values.get('hostname')?.[0] ?? alias).replace(/%h/g, alias);
     const user = given.user ?? values.get('user')?.[0] ?? userInfo().username;
-    for (const { block, line } of entries) {
-      if (pass === 1 && block.kind !== 'match') continue;
-      if (!blockApplies(block, alias, hostname, user, pass === 0 ? warnings : [])) continue;
-      if (line.keyword === 'identityfile') {
-        if (pass === 0 || block.kind === 'match') identityFiles.push(...line.args);
-        continue;
-      }
-      if (!values.has(line.keyword)) values.set(line.keyword, line.args);
-    }
+    const found: string[] = [];
+    const applies = blocks.every((block) => blockApplies(block, alias, hostname, user, found));
+    for (const message of found) if (!warnings.includes(message)) warnings.push(message);
+    if (!applies) continue;
+    if (line.keyword === 'identityfile') identityFiles.push(...line.args);
+    else if (!values.has(line.keyword)) values.set(line.keyword, line.args);
   }
   const first = (key: string): string | undefined => values.get(key)?.[0];
-  const hostname = first('hostname') ?? alias;
+  const yes = (value: string | undefined): boolean =>
+    value !== undefined && ['yes', 'true'].includes(value.toLowerCase());
+  const hostname = (first('hostname') ?? alias)
+    .replace(/%%/g, '\0')
+    .replace(/%h/g, alias)
+    .replace(/\0/g, '%');
   const port = given.port ?? (first('port') ? Number(first('port')) : 22);
   const user = given.user ?? first('user') ?? userInfo().username;
   const expand = (value: string): string =>
     expandHome(
-      value.replace(/%([%hprudnC])/g, (_, token: string) => {
+      value.replace(/%([%hprudn])/g, (_, token: string) => {
         switch (token) {
           case '%':
             return '%';
@@ -268,10 +286,8 @@ export function resolveHost(destination: string, options: ResolveOptions = {}): 
             return userInfo().username;
           case 'd':
             return homedir();
-          case 'n':
-            return alias;
           default:
-            return `%${token}`;
+            return alias;
         }
       }),
     );
@@ -279,23 +295,18 @@ export function resolveHost(destination: string, options: ResolveOptions = {}): 
     'proxycommand',
     'certificatefile',
     'pkcs11provider',
-    'gssapiauthentication',
-    'controlmaster',
     'hostkeyalias',
     'knownhostscommand',
   ]) {
     const value = first(unsupported);
-    if (
-      value !== undefined &&
-      !(unsupported === 'controlmaster' && value === 'no') &&
-      !(unsupported === 'gssapiauthentication' && value === 'no') &&
-      value !== 'none'
-    ) {
+    if (value !== undefined && value.toLowerCase() !== 'none') {
       warnings.push(
         `ssh config: ${unsupported} is not supported by yonder's SSH transport and is ignored.`,
       );
     }
   }
+  if (yes(first('gssapiauthentication')))
+    warnings.push('ssh config: GSSAPI authentication is not supported and is ignored.');
   const agent = first('identityagent');
   const strict = (first('stricthostkeychecking') ?? 'ask').toLowerCase();
   const jump = first('proxyjump');
@@ -310,7 +321,7 @@ export function resolveHost(destination: string, options: ResolveOptions = {}): 
       : ['~/.ssh/id_ed25519', '~/.ssh/id_ecdsa', '~/.ssh/id_rsa']
     ).map(expand),
     identityFilesExplicit: explicit,
-    identitiesOnly: (first('identitiesonly') ?? 'no').toLowerCase() === 'yes',
+    identitiesOnly: yes(first('identitiesonly')),
     identityAgent:
       agent === undefined
         ? (env.SSH_AUTH_SOCK ?? null)
@@ -338,12 +349,12 @@ export function resolveHost(destination: string, options: ResolveOptions = {}): 
     strictHostKeyChecking:
       strict === 'accept-new'
         ? 'accept-new'
-        : strict === 'no' || strict === 'off'
+        : ['no', 'off', 'false'].includes(strict)
           ? 'no'
           : strict === 'ask'
             ? 'ask'
             : 'yes',
-    hashKnownHosts: (first('hashknownhosts') ?? 'no').toLowerCase() === 'yes',
+    hashKnownHosts: yes(first('hashknownhosts')),
     connectTimeoutSeconds: first('connecttimeout') ? Number(first('connecttimeout')) : null,
     warnings,
   };

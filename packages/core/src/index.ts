@@ -61,4 +61,5 @@ export {
   jobPayload,
   PREPARE_JOB_DIRECTORY,
   READ_LOG_SCRIPT,
+  readRemoteLog,
 } from './remote/remote-scripts.js';

@@ -1,4 +1,7 @@
+import { YonderError } from '../errors/yonder-error.js';
 import { renderEnvFile } from '../shell/render-env-file.js';
+import type { LogChunkV1, ReadLogOptionsV1 } from '../spec/backend/v1/backend-v1.js';
+import type { TransportV1 } from '../spec/transport/v1/transport-v1.js';
 
 /**
  * Fixed sh fragments and scripts shared by the backends that run jobs on another machine
@@ -60,3 +63,42 @@ export const EXIT_CODES_SCRIPT = `for d in "$@"; do
   if [ -f "$d/exit-code" ]; then printf '%s\\t%s\\n' "$d" "$(cat "$d/exit-code")"; fi
 done
 `;
+
+/**
+ * Read a job's log on the target through its transport: the last lines, or what follows an
+ * offset. A log that does not exist yet is not an error.
+ * @throws YonderError `E_LOG_UNAVAILABLE` when the target cannot be read.
+ */
+export async function readRemoteLog(
+  transport: TransportV1,
+  log: string,
+  options: ReadLogOptionsV1,
+  missingMessage = `The job has not written any output yet (${log} does not exist).`,
+): Promise<LogChunkV1> {
+  if (!log) throw new YonderError('E_LOG_UNAVAILABLE', 'This job has no log path recorded.');
+  const mode = options.offset !== undefined ? 'offset' : 'tail';
+  const amount = options.offset ?? options.tailLines ?? 200;
+  const result = await transport.runScript(
+    READ_LOG_SCRIPT,
+    [log, mode, String(amount), String(options.maxBytes ?? 1024 * 1024)],
+    {
+      timeoutMs: 60_000,
+    },
+  );
+  if (result.exitCode !== 0) {
+    throw new YonderError(
+      'E_LOG_UNAVAILABLE',
+      `Could not read ${log}: ${(result.stderr || result.stdout).trim().slice(-500)}`,
+    );
+  }
+  if (result.stdout.startsWith('MISSING'))
+    return { exists: false, text: '', offset: 0, message: missingMessage };
+  const newline = result.stdout.indexOf('\n');
+  const size = Number(/^SIZE (\d+)/.exec(result.stdout)?.[1] ?? 0);
+  const text = result.stdout.slice(newline + 1);
+  return {
+    exists: true,
+    text,
+    offset: mode === 'offset' ? (options.offset as number) + Buffer.byteLength(text) : size,
+  };
+}
