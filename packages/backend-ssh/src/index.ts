@@ -19,5 +19,18 @@ export {
 } from './ssh-config.js';
 export { createSshTransport, SshTransport, type SshTransportOptions } from './ssh-transport.js';
 
+import type { PluginV1 } from '@yonder/core';
+import { createSshBackend as sshBackend } from './ssh-backend.js';
+import { createSshTransport as sshTransport } from './ssh-transport.js';
+
+/** The plugin entry the CLI loads by package name: the ssh backend and the ssh transport. */
+export function createYonderPlugin(): PluginV1 {
+  return {
+    specificationVersion: 'v1',
+    backends: [sshBackend()],
+    transports: { ssh: (profile) => sshTransport({ profile }) },
+  };
+}
+
 /** This package's version. */
 export const VERSION: string = '0.1.0';

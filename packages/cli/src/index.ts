@@ -1,5 +1,6 @@
 export type { Command, CommandContext } from './command.js';
 export { HELP, main } from './main.js';
 export { defaultIo, type Io } from './output.js';
-export { createRuntime, KNOWN_BACKEND_PACKAGES, type Runtime } from './runtime.js';
+export { configPath, readConfig, type UserConfig } from './plugins/config.js';
+export { BUNDLED_PLUGINS, createRuntime, type PluginStatus, type Runtime } from './runtime.js';
 export { VERSION } from './version.js';

@@ -19,7 +19,8 @@ Usage:
   yonder profile add NAME --backend B [--host H] [--workdir D] [--local-root P --remote-root P]
                  [--pending-timeout S] [--poll-seconds S] [--cancel-grace S] [--set KEY=VALUE]...
                  [--ssh-config FILE] [--accept-new-host-keys] [--max-channels N] [--force]
-  yonder profile list | show NAME | remove NAME | check NAME
+  yonder profile list | show NAME | remove NAME | check NAME | schema
+  yonder plugins [--json]
 
 JOB is a job id or an unambiguous prefix of one. --profile defaults to $YONDER_PROFILE, else "local".
 The ledger lives in $YONDER_STATE_DIR, else $XDG_STATE_HOME/yonder, else ~/.local/state/yonder.
@@ -36,6 +37,7 @@ const COMMANDS: Record<string, () => Promise<{ run: Command }>> = {
   logs: () => import('./commands/logs/index.js'),
   cancel: () => import('./commands/cancel/index.js'),
   profile: () => import('./commands/profile/index.js'),
+  plugins: () => import('./commands/plugins/index.js'),
 };
 
 function wantsJson(argv: readonly string[]): boolean {
@@ -67,7 +69,7 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
     const load = COMMANDS[name];
     if (!load)
       throw new UsageError(
-        `Unknown command "${name}". Commands: submit, list, status, wait, logs, cancel, profile.`,
+        `Unknown command "${name}". Commands: submit, list, status, wait, logs, cancel, profile, plugins.`,
       );
     const { run } = await load();
     return await run(rest, context);

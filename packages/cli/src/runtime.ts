@@ -1,49 +1,54 @@
+import { dirname } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import {
   type BackendV1,
   createLocalBackend,
   createLocalTransport,
   createRegistry,
   JobManager,
+  NoSuchPluginError,
   type Registry,
-  YonderError,
+  registerPlugin,
+  toYonderError,
 } from '@yonder/core';
 import { createFsStore, resolveStateDirectory } from '@yonder/store-fs';
+import { readConfig, type UserConfig } from './plugins/config.js';
+import { findPackage, globalModuleDirectories, packageVersion } from './plugins/resolve-package.js';
 
-/** Backends yonder ships as separate packages, loaded only when a profile asks for them. */
-export const KNOWN_BACKEND_PACKAGES: Readonly<
-  Record<string, { package: string; factory: string }>
-> = {
-  ssh: { package: '@yonder/backend-ssh', factory: 'createSshBackend' },
-  slurm: { package: '@yonder/backend-slurm', factory: 'createSlurmBackend' },
-  command: { package: '@yonder/backend-command', factory: 'createCommandBackend' },
-};
+/** The packages yonder ships besides the CLI, and what they provide; installed separately. */
+export const BUNDLED_PLUGINS: ReadonlyArray<{
+  package: string;
+  backends: string[];
+  transports: string[];
+}> = [
+  { package: '@yonder/backend-ssh', backends: ['ssh'], transports: ['ssh'] },
+  { package: '@yonder/backend-slurm', backends: ['slurm'], transports: [] },
+  { package: '@yonder/backend-command', backends: ['command'], transports: [] },
+];
 
-const TRANSPORT_PACKAGES: Readonly<Record<string, { package: string; factory: string }>> = {
-  ssh: { package: '@yonder/backend-ssh', factory: 'createSshTransport' },
-};
-
-async function importOptional(name: string): Promise<Record<string, unknown> | null> {
-  try {
-    return (await import(name)) as Record<string, unknown>;
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ERR_MODULE_NOT_FOUND' && String((error as Error).message).includes(name))
-      return null;
-    throw new YonderError('E_INTERNAL', `Could not load ${name}: ${(error as Error).message}`, {
-      cause: error,
-    });
-  }
-}
+/** The outcome of loading one plugin package. */
+export type PluginStatus =
+  | { package: string; source: 'bundled' | 'config'; ok: true; version: string; path: string }
+  | { package: string; source: 'bundled' | 'config'; ok: false; error: string; missing: boolean };
 
 export interface Runtime {
   manager: JobManager;
   registry: Registry;
   stateDirectory: string;
-  /** Make sure the backend (and its transport) a profile names is registered, loading its package if needed. */
+  /** The backend a profile names, loading its package (or the config's plugins) when needed. */
   ensureBackend(id: string, needsSsh?: boolean): Promise<BackendV1>;
+  /** Load every installed bundled package and every plugin of the config. */
+  loadAll(): Promise<PluginStatus[]>;
 }
 
-/** Wire the defaults: the file ledger, the local backend and transport, known packages on demand. */
+const CLI_DIRECTORY = dirname(fileURLToPath(import.meta.url));
+
+/**
+ * Wire the defaults: the file ledger, the local backend and transport; other backends load on
+ * demand from their packages, and third-party plugins from the user's config file (resolved
+ * from the config's directory, then from the global install). A plugin that fails to load
+ * is reported where it matters and breaks nothing else.
+ */
 export function createRuntime(env: NodeJS.ProcessEnv): Runtime {
   const stateDirectory = resolveStateDirectory(env);
   const registry = createRegistry({
@@ -51,60 +56,111 @@ export function createRuntime(env: NodeJS.ProcessEnv): Runtime {
     transports: { local: () => createLocalTransport() },
     stores: { fs: ({ location }) => createFsStore({ location }) },
   });
-  for (const [id, entry] of Object.entries(KNOWN_BACKEND_PACKAGES)) {
-    registry.hint('backend', id, `Install it with: npm install ${entry.package}`);
+  for (const bundled of BUNDLED_PLUGINS) {
+    for (const id of bundled.backends)
+      registry.hint('backend', id, `Install it with: npm install ${bundled.package}`);
+    for (const id of bundled.transports)
+      registry.hint('transport', id, `Install it with: npm install ${bundled.package}`);
   }
-  for (const [id, entry] of Object.entries(TRANSPORT_PACKAGES)) {
-    registry.hint('transport', id, `Install it with: npm install ${entry.package}`);
-  }
-  const store = createFsStore({ location: stateDirectory });
-  const loaded = new Set<string>();
+  const statuses = new Map<string, PluginStatus>();
+  let config: UserConfig | null = null;
 
-  const ensureTransport = async (id: string): Promise<void> => {
-    const entry = TRANSPORT_PACKAGES[id];
-    if (!entry || loaded.has(`transport:${id}`)) return;
-    loaded.add(`transport:${id}`);
-    const module = await importOptional(entry.package);
-    const factory = module?.[entry.factory];
-    if (typeof factory === 'function') registry.addTransport(id, (profile) => factory({ profile }));
+  const load = async (
+    name: string,
+    source: 'bundled' | 'config',
+    options: Record<string, unknown>,
+    from: string[],
+  ): Promise<PluginStatus> => {
+    const known = statuses.get(name);
+    if (known) return known;
+    let status: PluginStatus;
+    const found = findPackage(name, from, globalModuleDirectories(env));
+    if (!found) {
+      status = {
+        package: name,
+        source,
+        ok: false,
+        missing: true,
+        error: `the package is not installed (looked from ${from.join(', ')} and the global node_modules)`,
+      };
+    } else {
+      try {
+        const module = (await import(pathToFileURL(found.entry).href)) as Record<string, unknown>;
+        const version = packageVersion(found.dir);
+        registerPlugin(registry, module, { package: name, version }, options);
+        status = { package: name, source, ok: true, version, path: found.dir };
+      } catch (error) {
+        status = {
+          package: name,
+          source,
+          ok: false,
+          missing: false,
+          error: toYonderError(error).message,
+        };
+      }
+    }
+    statuses.set(name, status);
+    return status;
   };
 
-  /** Register a known backend package if it is installed; whether it is now registered. */
-  const loadKnown = async (id: string): Promise<boolean> => {
-    const entry = KNOWN_BACKEND_PACKAGES[id];
-    if (!entry) return false;
-    if (loaded.has(`backend:${id}`))
-      return registry.list().backends.some((backend) => backend.id === id);
-    loaded.add(`backend:${id}`);
-    const module = await importOptional(entry.package);
-    const factory = module?.[entry.factory];
-    if (typeof factory !== 'function') return false;
-    registry.addBackend(factory() as BackendV1, {
-      package: entry.package,
-      version: String(module?.VERSION ?? '?'),
-    });
-    return true;
+  const loadConfig = async (): Promise<void> => {
+    config ??= readConfig(env);
+    for (const entry of config.plugins)
+      await load(entry.package, 'config', entry.options, [config.directory]);
   };
+
+  const loadBundled = (name: string): Promise<PluginStatus> =>
+    load(name, 'bundled', {}, [CLI_DIRECTORY, process.cwd()]);
+
+  const has = (kind: 'backends' | 'transports', id: string): boolean =>
+    registry.list()[kind].some((entry) => entry.id === id);
+
+  const failures = (): string =>
+    [...statuses.values()]
+      .filter(
+        (status): status is Extract<PluginStatus, { ok: false }> => !status.ok && !status.missing,
+      )
+      .map((status) => ` Plugin ${status.package} failed to load: ${status.error}`)
+      .join('');
 
   const ensureBackend = async (id: string, needsSsh = false): Promise<BackendV1> => {
-    if (needsSsh) await ensureTransport('ssh');
-    try {
-      return registry.backend(id);
-    } catch (error) {
-      if (!KNOWN_BACKEND_PACKAGES[id]) {
-        // Unknown id: load every installed package, so the error lists all that is available.
-        for (const known of Object.keys(KNOWN_BACKEND_PACKAGES)) await loadKnown(known);
-        return registry.backend(id);
-      }
-      if (!(await loadKnown(id))) throw error;
-      return registry.backend(id);
+    if (needsSsh && !has('transports', 'ssh')) {
+      await loadBundled('@yonder/backend-ssh');
+      if (!has('transports', 'ssh')) await loadConfig();
     }
+    if (!has('backends', id)) {
+      const bundled = BUNDLED_PLUGINS.find((entry) => entry.backends.includes(id));
+      if (bundled) await loadBundled(bundled.package);
+      if (!has('backends', id)) await loadConfig();
+      if (!has('backends', id)) {
+        // Not found anywhere: load everything, so the error lists all that is available.
+        for (const entry of BUNDLED_PLUGINS) await loadBundled(entry.package);
+        const available = registry.list().backends.map((backend) => backend.id);
+        const hint = bundled
+          ? `Install it with: npm install ${bundled.package}.`
+          : 'Name the package that provides it in your yonder config (plugins).';
+        throw new NoSuchPluginError('backend', id, available, `${hint}${failures()}`);
+      }
+    }
+    return registry.backend(id);
   };
+
   const manager = new JobManager({
-    store,
+    store: createFsStore({ location: stateDirectory }),
     registry,
     stateDirectory,
     resolveBackend: (id, profile) => ensureBackend(id, Boolean(profile.host)),
   });
-  return { manager, registry, stateDirectory, ensureBackend };
+
+  return {
+    manager,
+    registry,
+    stateDirectory,
+    ensureBackend,
+    async loadAll() {
+      for (const entry of BUNDLED_PLUGINS) await loadBundled(entry.package);
+      await loadConfig();
+      return [...statuses.values()];
+    },
+  };
 }

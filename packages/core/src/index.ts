@@ -31,6 +31,7 @@ export {
   readProcessIdentity,
 } from './process/process-identity.js';
 export { signalName } from './process/signal-names.js';
+export { registerPlugin } from './registry/register-plugin.js';
 export {
   assertBackend,
   createRegistry,

@@ -5,6 +5,8 @@ export type YonderErrorCode =
   | 'E_NO_SUCH_BACKEND'
   | 'E_NO_SUCH_TRANSPORT'
   | 'E_NO_SUCH_STORE'
+  | 'E_PLUGIN'
+  | 'E_INVALID_CONFIG'
   | 'E_UNSUPPORTED_VERSION'
   | 'E_INVALID_PROFILE'
   | 'E_INVALID_JOB_SPEC'

@@ -25,6 +25,7 @@ export {
   type Resources,
   type Transition,
 } from './job.js';
+export type { PluginFactoryV1, PluginV1 } from './plugin/v1/plugin-v1.js';
 export type { Profile, SshSettings } from './profile.js';
 export type {
   LeaseV1,

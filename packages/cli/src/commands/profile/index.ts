@@ -4,6 +4,7 @@ import { YonderError } from '@yonder/core';
 import { integerOption, numberOption, parse } from '../../args.js';
 import type { Command, CommandContext } from '../../command.js';
 import { envelope } from '../../output.js';
+import { profileJsonSchema } from '../../profile-schema.js';
 import { UsageError } from '../../usage-error.js';
 
 const HELP = `Usage:
@@ -14,6 +15,7 @@ const HELP = `Usage:
   yonder profile show NAME [--json]
   yonder profile remove NAME [--json]
   yonder profile check NAME [--json]     validate, reach the target and report what is there
+  yonder profile schema                  the JSON Schema of a profile, with every installed backend's options
 
 --host is a host name or a Host alias of your ssh config (~/.ssh/config, or --ssh-config FILE);
 keys, ports, users and ProxyJump come from there. Host keys are checked against known_hosts:
@@ -164,6 +166,12 @@ export const run: Command = async (argv, context) => {
     return 0;
   }
   const json = Boolean(values.json);
+  if (sub === 'schema') {
+    const { registry, loadAll } = runtime();
+    await loadAll();
+    io.stdout(`${JSON.stringify(profileJsonSchema(registry), null, 2)}\n`);
+    return 0;
+  }
   if (sub === 'list') {
     if (positionals.length > 0) throw new UsageError(`Unexpected argument "${positionals[0]}".`);
     const { profiles, problems } = await runtime().manager.store.listProfiles();
@@ -215,5 +223,7 @@ export const run: Command = async (argv, context) => {
     }
     return ok ? 0 : 1;
   }
-  throw new UsageError(`Unknown profile command "${sub}". Use add, list, show, remove or check.`);
+  throw new UsageError(
+    `Unknown profile command "${sub}". Use add, list, show, remove, check or schema.`,
+  );
 };

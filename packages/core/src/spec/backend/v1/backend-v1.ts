@@ -1,6 +1,6 @@
 import type { TSchema } from '@sinclair/typebox';
 import type { ValidationIssue } from '../../../errors/validation-error.js';
-import type { JsonObject } from '../../../json/json-value.js';
+import type { JsonObject, JsonValue } from '../../../json/json-value.js';
 import type { FailureKind, JobState, ResourceName, Resources } from '../../job.js';
 import type { Profile } from '../../profile.js';
 import type { TransportV1 } from '../../transport/v1/transport-v1.js';
@@ -139,7 +139,7 @@ export interface ReadLogOptionsV1 {
 export interface ProbeReportV1 {
   readonly ok: boolean;
   /** Facts found, e.g. `{ "slurmVersion": "22.05.8", "accounting": true }`. */
-  readonly facts: JsonObject;
+  readonly facts: { readonly [key: string]: JsonValue | undefined };
   readonly problems: readonly string[];
 }
 

@@ -1,0 +1,20 @@
+import type { StoreFactory, TransportFactory } from '../../../registry/registry.js';
+import type { BackendV1 } from '../../backend/v1/backend-v1.js';
+
+/**
+ * What a plugin package gives yonder. A package is a plugin when it exports
+ * `createYonderPlugin(options)` returning one of these (the options come from the user's
+ * config file).
+ */
+export interface PluginV1 {
+  readonly specificationVersion: 'v1';
+  /** Backends, registered under their `id`. */
+  readonly backends?: readonly BackendV1[];
+  /** Transports by id, e.g. `{ ssh: (profile) => createSshTransport({ profile }) }`. */
+  readonly transports?: Readonly<Record<string, TransportFactory>>;
+  /** Stores by id. */
+  readonly stores?: Readonly<Record<string, StoreFactory>>;
+}
+
+/** The function a plugin package exports as `createYonderPlugin`. */
+export type PluginFactoryV1 = (options: Readonly<Record<string, unknown>>) => PluginV1;
