@@ -84,6 +84,11 @@ export function slurmJobName(id: string, name: string): string {
   return safe ? `yonder-${id}-${safe}` : `yonder-${id}`;
 }
 
+/** The earliest of some ISO times. */
+function earliest(times: readonly string[]): string {
+  return [...times].sort()[0] as string;
+}
+
 function failure(result: RunResultV1): string {
   const text = (result.stderr.trim() || result.stdout.trim()).slice(-1200);
   return text || `exit status ${result.exitCode ?? result.signal}`;
@@ -371,10 +376,7 @@ export function createSlurmBackend(): BackendV1 {
       const out = new Map<string, SubmitResultV1 | null>();
       const first = requests[0];
       if (!first) return out;
-      const since = requests.reduce(
-        (min, request) => (request.createdAt < min ? request.createdAt : min),
-        first.createdAt,
-      );
+      const since = earliest(requests.map((request) => request.createdAt));
       const names = requests.map((request) => slurmJobName(request.id, request.name));
       const report = await probe(first.profile, context, false);
       const found = await findByName(
@@ -446,10 +448,7 @@ export function createSlurmBackend(): BackendV1 {
         }
       }
       if (needAccounting.length === 0) return out;
-      const since = needAccounting.reduce(
-        (min, job) => (job.createdAt < min ? job.createdAt : min),
-        (needAccounting[0] as BackendJobV1).createdAt,
-      );
+      const since = earliest(needAccounting.map((job) => job.createdAt));
       for (const chunk of chunks(needAccounting, CHUNK)) {
         const ids = chunk.map((job) => job.externalId).filter((id): id is string => id !== null);
         const accounting = await slurm(context, profile, [

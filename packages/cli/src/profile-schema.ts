@@ -16,6 +16,7 @@ export function profileJsonSchema(registry: Registry): Record<string, unknown> {
     ...common,
     allOf: ids.map((id) => ({
       if: { properties: { backend: { const: id } }, required: ['backend'] },
+      // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then, not a thenable.
       then: {
         properties: { options: JSON.parse(JSON.stringify(registry.backend(id).optionsSchema)) },
       },
