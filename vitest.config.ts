@@ -3,7 +3,7 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['packages/*/src/**/*.test.ts', 'examples/*/src/**/*.test.ts', 'docs/**/*.test.ts'],
-    exclude: ['**/node_modules/**', '**/dist/**', '**/*.disruptive.test.ts'],
+    exclude: ['**/node_modules/**', '**/dist/**', '**/*.disruptive.test.ts', '**/.snippets/**'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'forks',

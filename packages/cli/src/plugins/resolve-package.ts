@@ -1,11 +1,10 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 
-/** Where npm puts global packages for this node: `<prefix>/lib/node_modules` (or NODE_PATH). */
+/** Where npm puts global packages for this node: `<prefix>/lib/node_modules` (ESM ignores NODE_PATH, and so does yonder). */
 export function globalModuleDirectories(env: NodeJS.ProcessEnv): string[] {
   const dirs = [join(dirname(dirname(process.execPath)), 'lib', 'node_modules')];
   if (env.npm_config_prefix) dirs.unshift(join(env.npm_config_prefix, 'lib', 'node_modules'));
-  for (const entry of (env.NODE_PATH ?? '').split(':')) if (entry) dirs.push(resolve(entry));
   return dirs;
 }
 
