@@ -7,4 +7,6 @@ export default defineConfig({
   clean: true,
   sourcemap: true,
   target: 'node20',
+  // TypeBox's ESM build is hundreds of small modules; bundled, `yonder` starts ~60 ms sooner.
+  noExternal: ['@sinclair/typebox'],
 });

@@ -79,6 +79,15 @@ export interface WaitOptions {
   signal?: AbortSignal;
 }
 
+/** Whether a change leaves a record as it was (ignoring bookkeeping the store sets). */
+function unchanged(before: JobRecord, after: JobRecord): boolean {
+  if (before === after) return true;
+  return (
+    JSON.stringify({ ...before, updatedAt: '', revision: 0 }) ===
+    JSON.stringify({ ...after, updatedAt: '', revision: 0 })
+  );
+}
+
 function newJobId(): string {
   return randomBytes(6).toString('hex');
 }
@@ -453,34 +462,22 @@ export class JobManager {
           return;
         }
       }
-      const fresh = (await Promise.all(jobs.map((job) => this.store.getJob(job.id)))).filter(
-        (job): job is JobRecord => job !== undefined && !isTerminal(job.state),
-      );
-      const context = this.context(
-        fresh[0]?.profileSnapshot ?? (jobs[0] as JobRecord).profileSnapshot,
-        backend,
-      );
-      await this.recoverSubmits(
-        backend,
-        fresh.filter((job) => job.state === 'submitting'),
-        context,
-      );
-      const live = await Promise.all(fresh.map((job) => this.store.getJob(job.id)));
-      const pollable = live.filter(
-        (job): job is JobRecord =>
-          job !== undefined && !isTerminal(job.state) && job.externalId !== null,
-      );
+      // The listing was made just before the lease was taken; every write below re-applies
+      // its change to the record as it is then, so nothing another process wrote is lost.
+      const active = jobs.filter((job) => !isTerminal(job.state));
+      const context = this.context((active[0] ?? (jobs[0] as JobRecord)).profileSnapshot, backend);
+      const submitting = active.filter((job) => job.state === 'submitting');
+      const recovered = await this.recoverSubmits(backend, submitting, context);
+      const pollable = active
+        .map((job) => recovered.get(job.id) ?? job)
+        .filter((job) => !isTerminal(job.state) && job.externalId !== null);
       await this.repeatCancels(
         backend,
         pollable.filter((job) => job.cancel !== null),
         context,
       );
-      await this.pollJobs(backend, pollable, context);
-      await this.enforcePendingTimeouts(
-        backend,
-        pollable.map((job) => job.id),
-        context,
-      );
+      const polled = await this.pollJobs(backend, pollable, context);
+      await this.enforcePendingTimeouts(backend, polled, context);
       completed = true;
     } finally {
       await lease.release({ completed });
@@ -491,22 +488,22 @@ export class JobManager {
     backend: BackendV1,
     jobs: JobRecord[],
     context: BackendContextV1,
-  ): Promise<void> {
+  ): Promise<Map<string, JobRecord>> {
+    const updated = new Map<string, JobRecord>();
     // A submit whose process is still alive is in progress; leave it alone.
     const orphans = jobs.filter((job) => job.submitter === null || !isProcessAlive(job.submitter));
-    if (orphans.length === 0) return;
+    if (orphans.length === 0) return updated;
+    const interrupted = (current: JobRecord): JobRecord =>
+      transition(
+        { ...current, submitter: null },
+        'failed',
+        { source: 'recover', reason: 'submit-interrupted', failureKind: 'infrastructure' },
+        this.now(),
+      );
     if (!backend.capabilities.recoverSubmit || !backend.recover) {
-      for (const job of orphans) {
-        await this.store.updateJob(job.id, (current) =>
-          transition(
-            { ...current, submitter: null },
-            'failed',
-            { source: 'recover', reason: 'submit-interrupted', failureKind: 'infrastructure' },
-            this.now(),
-          ),
-        );
-      }
-      return;
+      for (const job of orphans)
+        updated.set(job.id, await this.store.updateJob(job.id, interrupted));
+      return updated;
     }
     let found: ReadonlyMap<string, SubmitResultV1 | null>;
     try {
@@ -516,24 +513,24 @@ export class JobManager {
       );
     } catch (error) {
       const failure = toYonderError(error, 'E_TRANSPORT').toJSON();
-      for (const job of orphans)
-        await this.store.updateJob(job.id, (current) => ({ ...current, error: failure }));
-      return;
+      for (const job of orphans) {
+        updated.set(
+          job.id,
+          await this.store.updateJob(job.id, (current) => ({ ...current, error: failure })),
+        );
+      }
+      return updated;
     }
     for (const job of orphans) {
       if (!found.has(job.id)) continue;
       const result = found.get(job.id);
-      await this.store.updateJob(job.id, (current) => {
+      const record = await this.store.updateJob(job.id, (current) => {
         if (current.state !== 'submitting') return undefined;
-        if (result) return this.applySubmitResult(current, result, 'recover');
-        return transition(
-          { ...current, submitter: null },
-          'failed',
-          { source: 'recover', reason: 'submit-interrupted', failureKind: 'infrastructure' },
-          this.now(),
-        );
+        return result ? this.applySubmitResult(current, result, 'recover') : interrupted(current);
       });
+      updated.set(job.id, record);
     }
+    return updated;
   }
 
   private async repeatCancels(
@@ -586,8 +583,8 @@ export class JobManager {
     backend: BackendV1,
     jobs: JobRecord[],
     context: BackendContextV1,
-  ): Promise<void> {
-    if (jobs.length === 0) return;
+  ): Promise<JobRecord[]> {
+    if (jobs.length === 0) return [];
     let observations: ReadonlyMap<string, ObservationV1>;
     try {
       observations = await backend.poll(jobs.map(backendJob), context);
@@ -603,8 +600,16 @@ export class JobManager {
         ),
       );
     }
-    await Promise.all(
-      jobs.map((job) => {
+    const policy: StatePolicy = {
+      ...this.policy,
+      absentGraceMs: Math.max(
+        this.policy.absentGraceMs ?? 0,
+        (backend.capabilities.absentGraceSeconds ?? 0) * 1000,
+      ),
+    };
+    const now = this.now();
+    const records = await Promise.all(
+      jobs.map(async (job) => {
         const observation: ObservationV1 = observations.get(job.id) ?? {
           kind: 'query-failed',
           source: backend.id,
@@ -613,36 +618,31 @@ export class JobManager {
             message: `The ${backend.id} backend returned nothing for this job.`,
           },
         };
-        const policy: StatePolicy = {
-          ...this.policy,
-          absentGraceMs: Math.max(
-            this.policy.absentGraceMs ?? 0,
-            (backend.capabilities.absentGraceSeconds ?? 0) * 1000,
-          ),
-        };
+        // Most polls change nothing: write only when the rules say something changed.
+        if (unchanged(job, applyObservation(job, observation, now, policy))) return job;
         return this.store.updateJob(job.id, (current) => {
-          const next = applyObservation(current, observation, this.now(), policy);
-          return next === current ? undefined : next;
+          const next = applyObservation(current, observation, now, policy);
+          return unchanged(current, next) ? undefined : next;
         });
       }),
     );
+    return records;
   }
 
   private async enforcePendingTimeouts(
     backend: BackendV1,
-    ids: string[],
+    jobs: readonly JobRecord[],
     context: BackendContextV1,
   ): Promise<void> {
     const now = this.now();
     const expired: JobRecord[] = [];
-    for (const id of ids) {
-      const job = await this.store.getJob(id);
-      const limit = job?.profileSnapshot.pendingTimeoutSeconds;
-      if (job?.state !== 'pending' || job.cancel || !limit || !job.pendingSince) continue;
+    for (const job of jobs) {
+      const limit = job.profileSnapshot.pendingTimeoutSeconds;
+      if (job.state !== 'pending' || job.cancel || !limit || !job.pendingSince) continue;
       if (now.getTime() - Date.parse(job.pendingSince) < limit * 1000) continue;
       expired.push(
-        await this.store.updateJob(id, (current) =>
-          current.cancel
+        await this.store.updateJob(job.id, (current) =>
+          current.cancel || current.state !== 'pending'
             ? undefined
             : {
                 ...current,
