@@ -7,7 +7,8 @@ import { JOB_WRAPPER_SCRIPT, PREPARE_JOB_DIRECTORY } from '@yonder/core';
  * holding the Slurm commands, or empty to use PATH.
  */
 const PRELUDE = [
-  'for v in $(env | sed -n -e "s/^\\(SQUEUE_[A-Za-z0-9_]*\\)=.*/\\1/p" -e "s/^\\(SACCT_[A-Za-z0-9_]*\\)=.*/\\1/p" -e "s/^\\(SBATCH_[A-Za-z0-9_]*\\)=.*/\\1/p" -e "s/^\\(SCANCEL_[A-Za-z0-9_]*\\)=.*/\\1/p" -e "s/^\\(SLURM_[A-Za-z0-9_]*\\)=.*/\\1/p"); do',
+  // Shell builtins only (no sed): this runs before every Slurm command.
+  'for v in $(export -p | while read -r _ l; do n=${l%%=*}; case $n in SQUEUE_*|SACCT_*|SBATCH_*|SCANCEL_*|SLURM_*) echo "$n" ;; esac; done); do',
   '  case $v in SLURM_CONF|SLURM_JWT) ;; *) unset "$v" 2>/dev/null || true ;; esac',
   'done',
   'export TZ=UTC LC_ALL=C SLURM_TIME_FORMAT=standard',
@@ -34,7 +35,6 @@ w=$1; id=$2; lengths=$3; script=$4; k=$5; shift 5
 fallback="$HOME/.yonder/slurm"
 ${PREPARE_JOB_DIRECTORY}
 printf '%s' "$script" > "$d/job.sh"
-chmod 700 "$d/job.sh"
 n=$#; i=0
 while [ "$i" -lt "$k" ]; do a=$1; shift; set -- "$@" "$a"; i=$((i + 1)); done
 set -- "$@" --output="$d/job.log" --open-mode=append "$d/job.sh" "$d"

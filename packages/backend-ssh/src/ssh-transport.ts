@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { createConnection, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   type Profile,
@@ -133,6 +134,7 @@ export class SshTransport implements TransportV1 {
   private active = 0;
   private readonly waiters: Array<() => void> = [];
   private closedByUser = false;
+  private connects = 0;
 
   constructor(options: SshTransportOptions) {
     this.profile = options.profile;
@@ -192,9 +194,12 @@ export class SshTransport implements TransportV1 {
 
   private async connectHop(
     host: ResolvedHost,
-    sock: ConnectConfig['sock'] | undefined,
+    through: ConnectConfig['sock'] | undefined,
     clients: Client[],
   ): Promise<Client> {
+    // Our own TCP socket, with Nagle off: SSH sends many small packets, and with Nagle and
+    // delayed ACKs every command would wait some 40 ms twice.
+    const sock = through ?? (await this.tcp(host));
     let entries: KnownHostEntry[];
     entries = loadKnownHosts([...host.userKnownHostsFiles, ...host.globalKnownHostsFiles]);
     const { keys, problems } = this.identities(host);
@@ -304,6 +309,36 @@ export class SshTransport implements TransportV1 {
     return client;
   }
 
+  private tcp(host: ResolvedHost): Promise<Socket> {
+    return new Promise((resolvePromise, rejectPromise) => {
+      const socket = createConnection({ host: host.hostname, port: host.port });
+      socket.setNoDelay(true);
+      const timer = setTimeout(
+        () => {
+          socket.destroy();
+          rejectPromise(
+            new YonderError('E_TRANSPORT', `Cannot connect to ${describeHost(host)}: timed out.`),
+          );
+        },
+        (host.connectTimeoutSeconds ?? 20) * 1000,
+      );
+      socket.once('connect', () => {
+        clearTimeout(timer);
+        resolvePromise(socket);
+      });
+      socket.once('error', (error) => {
+        clearTimeout(timer);
+        rejectPromise(
+          new YonderError(
+            'E_TRANSPORT',
+            `Cannot connect to ${describeHost(host)}: ${error.message}`,
+            { cause: error },
+          ),
+        );
+      });
+    });
+  }
+
   private async open(): Promise<Connection> {
     const wait =
       this.failures > 0
@@ -358,6 +393,7 @@ export class SshTransport implements TransportV1 {
         });
       }
       this.failures = 0;
+      this.connects += clients.length;
       return connection;
     } catch (error) {
       for (const client of clients) client.end();
@@ -556,6 +592,11 @@ export class SshTransport implements TransportV1 {
   async close(): Promise<void> {
     this.closedByUser = true;
     this.disconnect();
+  }
+
+  /** SSH handshakes made so far (one per hop per connection), for benchmarks and diagnostics. */
+  get handshakes(): number {
+    return this.connects;
   }
 
   /** Channels in use and the current bound, for tests and diagnostics. */

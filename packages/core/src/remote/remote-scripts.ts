@@ -11,27 +11,28 @@ import type { TransportV1 } from '../spec/transport/v1/transport-v1.js';
 /**
  * Make the job's private directory and fill it from stdin. Expects `w` (work directory, may
  * be empty), `fallback` (used when `w` is empty, e.g. "$HOME/.yonder/jobs"), `id` and
- * `lengths` ("<env bytes>:<secrets bytes>"); stdin is the env file, the secrets file, then the
- * settings. Sets `d`. Exit 17: the directory exists (never reused); 18/19: it cannot be made.
+ * `lengths` ("<env bytes>:<secrets bytes>:<settings bytes>"); stdin is the env file, the secrets
+ * file, then the settings; only what is there is written, and nothing is read when all are empty. Sets `d`. Exit 17: the directory exists (never reused); 18/19: it cannot be made.
  */
 export const PREPARE_JOB_DIRECTORY = `umask 077
 [ -n "$w" ] || w=$fallback
-mkdir -p -- "$w" || exit 19
+[ -d "$w" ] || mkdir -p -- "$w" || exit 19
 d="$w/$id"
 if ! mkdir -- "$d" 2>/dev/null; then
   if [ -e "$d" ]; then echo "yonder: the job directory $d already exists; it is never reused" >&2; exit 17; fi
   echo "yonder: cannot create the job directory $d" >&2; exit 19
 fi
-p="$d/.payload"
-cat > "$p" || { rm -rf -- "$d"; exit 18; }
-n1=\${lengths%%:*}; n2=\${lengths#*:}
-head -c "$n1" "$p" > "$d/env.sh"
-tail -c +"$((n1 + 1))" "$p" | head -c "$n2" > "$d/secrets.sh"
-tail -c +"$((n1 + n2 + 1))" "$p" > "$d/settings.json"
-rm -f -- "$p"
-[ -s "$d/secrets.sh" ] || rm -f -- "$d/secrets.sh"
-[ -s "$d/env.sh" ] || rm -f -- "$d/env.sh"
-[ -s "$d/settings.json" ] || rm -f -- "$d/settings.json"
+n1=\${lengths%%:*}; rest=\${lengths#*:}; n2=\${rest%%:*}; n3=\${rest#*:}
+if [ "$n1" = 0 ] && [ "$n2" = 0 ]; then
+  if [ "$n3" != 0 ]; then cat > "$d/settings.json" || { rm -rf -- "$d"; exit 18; }; fi
+elif [ "$n1$n2$n3" != 000 ]; then
+  p="$d/.payload"
+  cat > "$p" || { rm -rf -- "$d"; exit 18; }
+  [ "$n1" = 0 ] || head -c "$n1" "$p" > "$d/env.sh"
+  [ "$n2" = 0 ] || tail -c +"$((n1 + 1))" "$p" | head -c "$n2" > "$d/secrets.sh"
+  [ "$n3" = 0 ] || tail -c +"$((n1 + n2 + 1))" "$p" > "$d/settings.json"
+  rm -f -- "$p"
+fi
 `;
 
 /** stdin and the `lengths` argument for PREPARE_JOB_DIRECTORY. */
@@ -44,7 +45,7 @@ export function jobPayload(
   const secretsText = renderEnvFile(secrets);
   return {
     input: envText + secretsText + (settingsText ?? ''),
-    lengths: `${Buffer.byteLength(envText)}:${Buffer.byteLength(secretsText)}`,
+    lengths: `${Buffer.byteLength(envText)}:${Buffer.byteLength(secretsText)}:${Buffer.byteLength(settingsText ?? '')}`,
   };
 }
 

@@ -1,0 +1,47 @@
+import { createLocalTransport } from '@yonder/core';
+import { describe, expect, it } from 'vitest';
+import { RUN_SLURM_COMMAND } from './scripts.js';
+
+describe('the environment every Slurm command runs in', () => {
+  it('drops SQUEUE_*, SACCT_*, SBATCH_*, SCANCEL_* and inherited SLURM_*, keeps SLURM_CONF, fixes TZ and locale', async () => {
+    const result = await createLocalTransport().runScript(RUN_SLURM_COMMAND, ['', 'env'], {
+      env: {
+        SQUEUE_FORMAT: '%i',
+        SACCT_FORMAT: 'x',
+        SBATCH_HOLD: '1',
+        SCANCEL_INTERACTIVE: '1',
+        SLURM_JOB_ID: '42',
+        SLURM_CONF: '/etc/slurm/slurm.conf',
+        SLURM_TIME_FORMAT: 'relative',
+        TZ: 'Europe/Paris',
+        LC_ALL: 'de_DE.UTF-8',
+        KEEP_ME: "multi\nline export SQUEUE_TRICK='x' value",
+      },
+    });
+    const names = result.stdout.split('\n').map((line) => line.split('=')[0]);
+    for (const gone of [
+      'SQUEUE_FORMAT',
+      'SACCT_FORMAT',
+      'SBATCH_HOLD',
+      'SCANCEL_INTERACTIVE',
+      'SLURM_JOB_ID',
+    ]) {
+      expect(names).not.toContain(gone);
+    }
+    expect(result.stdout).toContain('SLURM_CONF=/etc/slurm/slurm.conf\n');
+    expect(result.stdout).toContain('SLURM_TIME_FORMAT=standard\n');
+    expect(result.stdout).toContain('TZ=UTC\n');
+    expect(result.stdout).toContain('LC_ALL=C\n');
+    expect(result.stdout).toContain("KEEP_ME=multi\nline export SQUEUE_TRICK='x' value\n");
+  });
+
+  it('puts the profile’s binDir first on PATH', async () => {
+    const result = await createLocalTransport().runScript(RUN_SLURM_COMMAND, [
+      '/opt/slurm bin',
+      'sh',
+      '-c',
+      'printf %s "$PATH"',
+    ]);
+    expect(result.stdout.startsWith('/opt/slurm bin:')).toBe(true);
+  });
+});

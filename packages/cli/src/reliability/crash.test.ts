@@ -1,0 +1,243 @@
+/**
+ * Reliability suite, part 2: crashes. yonder is killed with SIGKILL at random points of
+ * submit, refresh (`yonder list`) and cancel, 300 times, three lanes at once on one ledger.
+ * Afterwards the ledger is readable and untorn, no stale lock blocks progress, a submit
+ * interrupted after its job started is recovered (through the job directory's wrapper.pid)
+ * and runs exactly once, and a job that never started ends `failed` / `submit-interrupted`.
+ */
+import { existsSync, readdirSync, readFileSync, watch, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createLocalBackend, createLocalTransport, createRegistry, JobManager } from '@yonder/core';
+import { createFsStore } from '@yonder/store-fs';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import {
+  cleanupAll,
+  collect,
+  fileSize,
+  lockFiles,
+  readRecords,
+  requireBuild,
+  scratch,
+  spawnCli,
+  summary,
+  TERMINAL,
+  yonder,
+  yonderJson,
+} from './harness.js';
+
+beforeAll(() => requireBuild());
+afterAll(() => cleanupAll());
+
+const KILLS_PER_LANE = 100;
+const SLEEPERS = 40;
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] as number;
+}
+
+it('300 SIGKILLs during submit, refresh and cancel: ledger readable, nothing torn, no stale lock, interrupted submits reconciled', async () => {
+  const state = scratch('crash-state');
+  const work = scratch('crash-work');
+  const shared = join(work, 'markers');
+  writeFileSync(shared, '');
+  const cli = { state, cwd: work };
+  const markerJob = ['sh', '-c', 'printf "%s\\n" "$YONDER_JOB_ID" >> "$1"', 'marker', shared];
+
+  // Long jobs for the cancel lane, submitted by a manager on the same ledger.
+  const manager = new JobManager({
+    store: createFsStore({ location: state }),
+    registry: createRegistry({
+      backends: [createLocalBackend()],
+      transports: { local: () => createLocalTransport() },
+    }),
+    stateDirectory: state,
+  });
+  const sleepers: string[] = [];
+  for (let index = 0; index < SLEEPERS; index += 1)
+    sleepers.push((await manager.submit({ argv: ['sleep', '300'], name: 'sleeper' })).id);
+  await manager.close();
+
+  // How long each command takes here, three at once (the lanes run concurrently).
+  const timings = { submit: [] as number[], list: [] as number[], cancel: [] as number[] };
+  const calibration: string[] = [];
+  for (let round = 0; round < 3; round += 1) {
+    const [submit, list] = await Promise.all([
+      yonder(['submit', '--name', 'calibrate', '--', ...markerJob], cli),
+      yonder(['list'], cli),
+      yonder(['list', '--all', '--no-refresh'], cli),
+    ]);
+    timings.submit.push(submit.ms);
+    timings.list.push(list.ms);
+    calibration.push(submit.stdout.trim());
+  }
+  const victim = sleepers.pop() as string;
+  const cancelled = await yonder(['cancel', victim], cli);
+  expect(cancelled.code, cancelled.stderr).toBe(0);
+  timings.cancel.push(cancelled.ms);
+  const calibrated = {
+    submit: median(timings.submit),
+    list: median(timings.list),
+    cancel: median(timings.cancel),
+  };
+  const duration = { ...calibrated };
+
+  // Torn-read watcher: scans every record while the lanes run.
+  let scans = 0;
+  const tornSeen: string[] = [];
+  let lanesDone = false;
+  const watcher = (async () => {
+    while (!lanesDone) {
+      for (const record of readRecords(state))
+        if (record.job === null) tornSeen.push(`${record.path}: ${record.error}`);
+      scans += 1;
+      await sleep(100);
+    }
+  })();
+
+  const kills = { submit: 0, list: 0, cancel: 0 };
+  const finished = { submit: 0, list: 0, cancel: 0 };
+  const triggered = { submit: 0, list: 0, cancel: 0 };
+  const spawnedSubmits: number[] = [];
+  // The store's own files tell when a command is inside its critical part: a submit creates
+  // the job's active marker, a refresh takes the poll lease, a cancel takes the job's lock.
+  const watched = { submit: 'active', list: 'leases', cancel: 'locks' } as const;
+  const armed: Partial<Record<keyof typeof watched, () => void>> = {};
+  const watchers = (Object.keys(watched) as Array<keyof typeof watched>).map((kind) =>
+    watch(join(state, watched[kind]), (_event, name) => {
+      if (name && !String(name).startsWith('.') && existsSync(join(state, watched[kind], name)))
+        armed[kind]?.();
+    }),
+  );
+  const lane = async (kind: 'submit' | 'list' | 'cancel'): Promise<void> => {
+    // Until the lane has its kills (a command that finishes before its kill does not count).
+    for (let index = 0; kills[kind] < KILLS_PER_LANE && index < KILLS_PER_LANE * 3; index += 1) {
+      const args =
+        kind === 'submit'
+          ? ['submit', '--name', `crash-${index}`, '--', ...markerJob]
+          : kind === 'list'
+            ? ['list']
+            : ['cancel', sleepers[Math.floor(Math.random() * sleepers.length)] as string];
+      const child = spawnCli(args, cli);
+      if (kind === 'submit') spawnedSubmits.push(index);
+      const done = collect(child);
+      let timer: NodeJS.Timeout;
+      if (index % 2 === 0) {
+        // Timed: anywhere from node's start-up to the end of a typical run.
+        timer = setTimeout(
+          () => child.kill('SIGKILL'),
+          Math.round(duration[kind] * (0.3 + Math.random() * 0.75)),
+        );
+      } else {
+        // Triggered: 0–15 ms after the command touched the store (or at the end of a run).
+        timer = setTimeout(() => child.kill('SIGKILL'), duration[kind] * 1.1);
+        armed[kind] = () => {
+          armed[kind] = undefined;
+          triggered[kind] += 1;
+          clearTimeout(timer);
+          timer = setTimeout(() => child.kill('SIGKILL'), Math.random() * 15);
+        };
+      }
+      const result = await done;
+      armed[kind] = undefined;
+      clearTimeout(timer);
+      if (result.signal === 'SIGKILL') kills[kind] += 1;
+      else {
+        // It ran faster than estimated (less load now): aim earlier from now on.
+        finished[kind] += 1;
+        duration[kind] = Math.round((duration[kind] + result.ms) / 2);
+      }
+    }
+  };
+  const lanesStarted = Date.now();
+  await Promise.all([lane('submit'), lane('list'), lane('cancel')]);
+  const laneSeconds = (Date.now() - lanesStarted) / 1000;
+  lanesDone = true;
+  for (const one of watchers) one.close();
+  await watcher;
+  expect(tornSeen).toEqual([]);
+
+  // No stale lock blocks progress: the next command runs at once.
+  const leftLocks = lockFiles(state);
+  const locksLeft = leftLocks.length;
+  const emptyLocks = leftLocks.filter((path) => fileSize(path) === 0).length;
+  const next = await yonderJson(['list'], cli);
+  expect(next.doc.ok, next.stderr).toBe(true);
+  expect(next.ms).toBeLessThan(5_000);
+
+  // Every record parses; the full listing works and warns about nothing.
+  const records = readRecords(state);
+  expect(records.filter((record) => record.job === null).map((record) => record.path)).toEqual([]);
+  const all = await yonderJson(['list', '--all', '--no-refresh'], cli);
+  expect(all.code).toBe(0);
+  expect(all.stderr).not.toMatch(/warning/i);
+  expect(all.doc.result).toHaveLength(records.length);
+
+  // Recovery: refreshes settle every interrupted submit; then stop the sleepers, wait for all.
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const listed = await yonderJson(['list', '--all'], cli);
+    if (!listed.doc.result.some((job: any) => job.state === 'submitting')) break;
+    expect(Date.now()).toBeLessThan(deadline);
+    await sleep(200);
+  }
+  const stop = await yonderJson(['cancel', ...sleepers], { ...cli, timeoutMs: 60_000 });
+  expect(stop.doc.ok, stop.stderr).toBe(true);
+  const ids = readRecords(state).map((record) => record.job.id as string);
+  const wait = await yonderJson(['wait', '--timeout', '60', ...ids], { ...cli, timeoutMs: 90_000 });
+  expect(wait.doc.ok, wait.stderr).toBe(true);
+
+  const final = readRecords(state).map((record) => record.job);
+  const markers = readFileSync(shared, 'utf8').split('\n').filter(Boolean);
+  const markerCount = new Map<string, number>();
+  for (const marker of markers) markerCount.set(marker, (markerCount.get(marker) ?? 0) + 1);
+  const problems: string[] = [];
+  const outcome = { completed: 0, recovered: 0, interrupted: 0 };
+  for (const job of final) {
+    if (!TERMINAL.has(job.state)) problems.push(`${job.id} ${job.name} still ${job.state}`);
+    if (job.name === 'sleeper') {
+      if (job.state !== 'cancelled') problems.push(`sleeper ${job.id} ended ${job.state}`);
+      continue;
+    }
+    const ran = markerCount.get(job.id) ?? 0;
+    if (job.externalId !== null) {
+      // Started: ran exactly once, and the record knows it.
+      if (ran !== 1) problems.push(`${job.id} started but its marker appears ${ran} times`);
+      if (job.state !== 'succeeded') problems.push(`${job.id} started but ended ${job.state}`);
+      if (job.history.some((t: any) => t.source === 'recover')) outcome.recovered += 1;
+      else outcome.completed += 1;
+    } else {
+      // Never started: failed as an interrupted submit, and never ran.
+      if (ran !== 0) problems.push(`${job.id} has no externalId but ran ${ran} times (forgotten)`);
+      if (job.state !== 'failed' || job.reason !== 'submit-interrupted')
+        problems.push(`${job.id} not started, ended ${job.state}/${job.reason}`);
+      outcome.interrupted += 1;
+    }
+  }
+  // Every marker belongs to a job the ledger knows as started: nothing ran unrecorded.
+  const started = new Set(final.filter((job) => job.externalId !== null).map((job) => job.id));
+  for (const marker of markerCount.keys())
+    if (!started.has(marker)) problems.push(`marker ${marker} from a job the ledger lost`);
+
+  const crashJobs = final.filter((job) => String(job.name).startsWith('crash-')).length;
+  const neverRecorded = spawnedSubmits.length - crashJobs;
+  const temporaries = readdirSync(join(state, 'jobs'), { recursive: true }).filter((name) =>
+    String(name).endsWith('.tmp'),
+  ).length;
+  summary(
+    `crashes: ${kills.submit + kills.list + kills.cancel} SIGKILLs in ${laneSeconds.toFixed(1)} s ` +
+      `(submit ${kills.submit}, refresh ${kills.list}, cancel ${kills.cancel}; ${finished.submit + finished.list + finished.cancel} finished first; ` +
+      `half timed at 30–105 % of a run, half 0–15 ms after the command touched the store (${triggered.submit + triggered.list + triggered.cancel} times): submit/list/cancel took ${calibrated.submit}/${calibrated.list}/${calibrated.cancel} ms unkilled); ` +
+      `${scans} scans saw 0 torn records; after the crashes: ${locksLeft} lock files left (${emptyLocks} empty), next list took ${next.ms} ms; ` +
+      `submits: ${neverRecorded} killed before the record, ${outcome.interrupted} never started → failed/submit-interrupted, ` +
+      `${outcome.recovered} started and recovered from wrapper.pid, ${outcome.completed} completed; problems ${problems.length}; ` +
+      `${SLEEPERS - 1} sleepers cancelled; ${temporaries} orphan .tmp files`,
+  );
+  expect(problems).toEqual([]);
+  expect(calibration.every((id) => /^[0-9a-f]{12}$/.test(id))).toBe(true);
+  expect(kills).toEqual({ submit: KILLS_PER_LANE, list: KILLS_PER_LANE, cancel: KILLS_PER_LANE });
+  // The kills landed at every stage of a submit, not only before or after it.
+  expect(outcome.interrupted).toBeGreaterThan(0);
+  expect(outcome.recovered).toBeGreaterThan(0);
+}, 240_000);

@@ -1,0 +1,399 @@
+/**
+ * Shared helpers of the reliability suite (issue 7): spawning the built CLI, reading the
+ * ledger straight from disk, worker scripts, mounts, and the one-line summaries the suite
+ * prints. Not a test file: the `*.test.ts` files beside it import it.
+ */
+import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { pathToFileURL } from 'node:url';
+
+export const ROOT = new URL('../../../../', import.meta.url).pathname.replace(/\/$/, '');
+export const BIN = join(ROOT, 'packages/cli/dist/bin.js');
+/** file: URLs of the built packages, for worker scripts run by plain node. */
+export const DIST = {
+  cli: pathToFileURL(join(ROOT, 'packages/cli/dist/index.js')).href,
+  core: pathToFileURL(join(ROOT, 'packages/core/dist/index.js')).href,
+  storeFs: pathToFileURL(join(ROOT, 'packages/store-fs/dist/index.js')).href,
+  ssh: pathToFileURL(join(ROOT, 'packages/backend-ssh/dist/index.js')).href,
+};
+export const SLURM_SCRIPT = join(ROOT, 'scripts/slurm-cluster.sh');
+export const HOSTS_SCRIPT = join(ROOT, 'scripts/sshd-hosts.sh');
+
+const cleanups: Array<() => void> = [];
+
+/** A fresh temporary directory, removed by `cleanupAll`. */
+export function scratch(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), `yonder-rel-${prefix}-`));
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** Run every registered cleanup (last first); never throws. */
+export function cleanupAll(): void {
+  while (cleanups.length > 0) {
+    try {
+      cleanups.pop()?.();
+    } catch {
+      /* best effort */
+    }
+  }
+}
+
+/** Fail (never skip) when the CLI has not been built. */
+export function requireBuild(): void {
+  if (!existsSync(BIN))
+    throw new Error(`The CLI is not built (${BIN} is missing). Build it with: pnpm build`);
+}
+
+/** Fail (never skip) when not root: mounts and the test services need it. */
+export function requireRoot(what: string): void {
+  if (process.getuid?.() !== 0)
+    throw new Error(`${what} needs root (mount, service control). Run the suite as root.`);
+}
+
+// ------------------------------------------------------------------ summaries
+
+/**
+ * Print one summary line to stderr (`[reliability] …`) and, when YONDER_RELIABILITY_SUMMARY
+ * names a file, append it there too (RELIABILITY.md quotes these lines).
+ */
+export function summary(line: string): void {
+  const text = `[reliability] ${line}\n`;
+  process.stderr.write(text);
+  const file = process.env.YONDER_RELIABILITY_SUMMARY;
+  if (file) appendFileSync(file, text);
+}
+
+// ------------------------------------------------------------------ the CLI
+
+export interface CliResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+  ms: number;
+}
+
+export interface CliOptions {
+  state: string;
+  cwd?: string;
+  env?: Record<string, string>;
+  timeoutMs?: number;
+  input?: string;
+}
+
+/** The environment every CLI run gets: its own ledger, no colour, no user config or agent. */
+export function cliEnv(state: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    YONDER_STATE_DIR: state,
+    NO_COLOR: '1',
+    YONDER_PROFILE: '',
+    SSH_AUTH_SOCK: '',
+    XDG_CONFIG_HOME: join(state, '.no-config'),
+    ...extra,
+  };
+  delete env.YONDER_CONFIG;
+  delete env.YONDER_DEBUG;
+  return env;
+}
+
+/** Start `node bin.js ARGS` (to kill it, or to read it as it runs). */
+export function spawnCli(args: readonly string[], options: CliOptions): ChildProcess {
+  return spawn(process.execPath, [BIN, ...args], {
+    cwd: options.cwd ?? options.state,
+    env: cliEnv(options.state, options.env),
+    stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+  });
+}
+
+/** Collect a started CLI process's output and exit. */
+export function collect(child: ChildProcess, started = Date.now()): Promise<CliResult> {
+  return new Promise((resolve) => {
+    let stdout = '';
+    let stderr = '';
+    child.stdout?.on('data', (chunk) => {
+      stdout += chunk;
+    });
+    child.stderr?.on('data', (chunk) => {
+      stderr += chunk;
+    });
+    child.on('close', (code, signal) =>
+      resolve({ code, signal, stdout, stderr, ms: Date.now() - started }),
+    );
+  });
+}
+
+/** Run the CLI to its end (killed after `timeoutMs`, default 60 s). */
+export async function yonder(args: readonly string[], options: CliOptions): Promise<CliResult> {
+  const started = Date.now();
+  const child = spawnCli(args, options);
+  if (options.input !== undefined) child.stdin?.end(options.input);
+  const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 60_000);
+  try {
+    return await collect(child, started);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Run the CLI with `--json` (before any `--`) and parse its one JSON document. */
+export async function yonderJson(
+  args: readonly string[],
+  options: CliOptions,
+): Promise<CliResult & { doc: any }> {
+  const split = args.indexOf('--');
+  const withJson =
+    split < 0 ? [...args, '--json'] : [...args.slice(0, split), '--json', ...args.slice(split)];
+  const result = await yonder(withJson, options);
+  let doc: any;
+  try {
+    doc = JSON.parse(result.stdout);
+  } catch {
+    throw new Error(
+      `yonder ${withJson.join(' ')} printed no single JSON document (exit ${result.code}):\nstdout: ${result.stdout}\nstderr: ${result.stderr}`,
+    );
+  }
+  return { ...result, doc };
+}
+
+// ------------------------------------------------------------------ the ledger on disk
+
+export interface DiskRecord {
+  path: string;
+  text: string;
+  job: any | null;
+  error: string | null;
+}
+
+/** Every job record file under `<state>/jobs/*\/*.json`, parsed (or the parse error). */
+export function readRecords(state: string): DiskRecord[] {
+  const out: DiskRecord[] = [];
+  const jobs = join(state, 'jobs');
+  if (!existsSync(jobs)) return out;
+  for (const shard of readdirSync(jobs)) {
+    if (shard.startsWith('.')) continue;
+    const dir = join(jobs, shard);
+    for (const name of readdirSync(dir)) {
+      if (!name.endsWith('.json') || name.startsWith('.')) continue;
+      const path = join(dir, name);
+      let text = '';
+      try {
+        text = readFileSync(path, 'utf8');
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue;
+        throw error;
+      }
+      try {
+        const job = JSON.parse(text);
+        const ok =
+          typeof job?.id === 'string' &&
+          `${job.id}.json` === name &&
+          typeof job.state === 'string' &&
+          Array.isArray(job.history);
+        out.push({ path, text, job: ok ? job : null, error: ok ? null : 'not a job record' });
+      } catch (error) {
+        out.push({ path, text, job: null, error: (error as Error).message });
+      }
+    }
+  }
+  return out;
+}
+
+/** Path → file bytes of every job record, to compare before and after a fault. */
+export function snapshot(state: string): Map<string, string> {
+  return new Map(readRecords(state).map((record) => [record.path, record.text]));
+}
+
+export function jobPath(state: string, id: string): string {
+  return join(state, 'jobs', id.slice(0, 2), `${id}.json`);
+}
+
+export function readJob(state: string, id: string): any {
+  return JSON.parse(readFileSync(jobPath(state, id), 'utf8'));
+}
+
+export const TERMINAL = new Set(['succeeded', 'failed', 'cancelled']);
+
+/** Leftover files in `<state>/locks` and `<state>/leases` (`*.lock`). */
+export function lockFiles(state: string): string[] {
+  const out: string[] = [];
+  for (const dir of ['locks', 'leases']) {
+    const full = join(state, dir);
+    if (!existsSync(full)) continue;
+    for (const name of readdirSync(full)) if (name.endsWith('.lock')) out.push(join(full, name));
+  }
+  return out;
+}
+
+// ------------------------------------------------------------------ processes
+
+/** Whether a pid is alive and not a zombie. */
+export function alive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const state = stat.slice(stat.lastIndexOf(') ') + 2, stat.lastIndexOf(') ') + 3);
+    return state !== 'Z' && state !== 'X';
+  } catch {
+    return false;
+  }
+}
+
+/** Start a detached, unrelated process (its own process group): the "bystander". */
+export function bystander(seconds = 120): ChildProcess {
+  const child = spawn('sleep', [String(seconds)], { detached: true, stdio: 'ignore' });
+  child.unref();
+  cleanups.push(() => {
+    try {
+      process.kill(child.pid as number, 'SIGKILL');
+    } catch {}
+  });
+  return child;
+}
+
+/** Wait until `check` is true (polling), or throw after `timeoutMs` with `what`. */
+export async function until(
+  check: () => boolean | Promise<boolean>,
+  timeoutMs: number,
+  what: string,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline)
+      throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(25);
+  }
+}
+
+/** Write a worker script (ES module) into `dir` and return its path. */
+export function workerScript(dir: string, name: string, source: string): string {
+  const path = join(dir, name);
+  writeFileSync(path, source);
+  return path;
+}
+
+// ------------------------------------------------------------------ mounts
+
+/** Mount a tmpfs of `size` (e.g. `256k`) on a fresh directory; unmounted by `cleanupAll`. */
+export function mountTmpfs(prefix: string, size: string): string {
+  requireRoot('Mounting a tmpfs');
+  const dir = mkdtempSync(join(tmpdir(), `yonder-rel-${prefix}-`));
+  execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${size},mode=0700`, 'tmpfs', dir]);
+  cleanups.push(() => {
+    spawnSync('umount', ['-l', dir]);
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return dir;
+}
+
+export function remount(dir: string, mode: 'ro' | 'rw'): void {
+  execFileSync('mount', ['-o', `remount,${mode}`, dir]);
+}
+
+/** Fill a file system by writing zeros to `<dir>/fill` until ENOSPC; returns bytes written. */
+export function fillDisk(dir: string): number {
+  const path = join(dir, 'fill');
+  const chunk = Buffer.alloc(4096);
+  let written = 0;
+  for (;;) {
+    try {
+      appendFileSync(path, chunk);
+      written += chunk.length;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOSPC') break;
+      throw error;
+    }
+  }
+  // The last partial page may still fit: top it up byte-wise.
+  for (;;) {
+    try {
+      appendFileSync(path, Buffer.alloc(1));
+      written += 1;
+    } catch {
+      break;
+    }
+  }
+  return written;
+}
+
+// ------------------------------------------------------------------ services
+
+/** Wait while the benchmark lock exists (another process is measuring the shared services). */
+export async function waitForBenchLock(log = true): Promise<void> {
+  let said = false;
+  while (existsSync('/tmp/yonder-bench.lock')) {
+    if (log && !said) {
+      summary('waiting: /tmp/yonder-bench.lock exists (a benchmark is using the services)');
+      said = true;
+    }
+    await sleep(10_000);
+  }
+}
+
+export function serviceCommand(script: string, command: string, ...args: string[]): void {
+  execFileSync('bash', [script, command, ...args], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+    env: { ...process.env, YONDER_SLURM_QUIET: '1', YONDER_SSH_QUIET: '1' },
+    timeout: 180_000,
+  });
+}
+
+/** Exit status of `bash script status`. */
+export function serviceStatus(script: string): number {
+  return (
+    spawnSync('bash', [script, 'status'], {
+      stdio: 'ignore',
+      env: { ...process.env, YONDER_SLURM_QUIET: '1', YONDER_SSH_QUIET: '1' },
+      timeout: 60_000,
+    }).status ?? 1
+  );
+}
+
+/** Fail (never skip) when the Slurm test cluster is down. */
+export function requireSlurm(): void {
+  if (serviceStatus(SLURM_SCRIPT) !== 0)
+    throw new Error(
+      'The Slurm test cluster is not running. Start it as root with: bash scripts/slurm-cluster.sh start',
+    );
+}
+
+/** Fail (never skip) when the sshd test hosts are down. */
+export function requireSshHosts(): void {
+  if (serviceStatus(HOSTS_SCRIPT) !== 0)
+    throw new Error(
+      'The sshd test hosts are not running. Start them as root with: bash scripts/sshd-hosts.sh start',
+    );
+}
+
+/** A directory anyone may write (for jobs run as the ssh test user), removed by cleanupAll. */
+export function sharedDir(prefix: string): string {
+  const dir = scratch(prefix);
+  execFileSync('chmod', ['0777', dir]);
+  return dir;
+}
+
+export function ensureDir(path: string): string {
+  mkdirSync(path, { recursive: true });
+  return path;
+}
+
+export function fileSize(path: string): number {
+  try {
+    return statSync(path).size;
+  } catch {
+    return 0;
+  }
+}
