@@ -8,14 +8,15 @@ import { join } from 'node:path';
 import { createSlurmBackend } from '../packages/backend-slurm/dist/index.js';
 import { createSshTransport } from '../packages/backend-ssh/dist/index.js';
 import { sampleJob } from '../packages/core/dist/conformance/index.js';
-import { createLocalTransport, createRegistry, JobManager } from '../packages/core/dist/index.js';
+import { createRegistry, JobManager } from '../packages/core/dist/index.js';
 import { createFsStore } from '../packages/store-fs/dist/index.js';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 const BIN = join(ROOT, 'packages/cli/dist/bin.js');
-const REPEATS = Number(process.env.YONDER_BENCH_REPEATS ?? 5);
-const SIZES = (process.env.YONDER_BENCH_SIZES ?? '1,10,100,1000').split(',').map(Number);
-const LEDGER_SIZES = (process.env.YONDER_BENCH_LEDGER ?? '0,10000,100000').split(',').map(Number);
+const { env } = process;
+const REPEATS = Number(env.YONDER_BENCH_REPEATS ?? 5);
+const SIZES = (env.YONDER_BENCH_SIZES ?? '1,10,100,1000').split(',').map(Number);
+const LEDGER_SIZES = (env.YONDER_BENCH_LEDGER ?? '0,10000,100000').split(',').map(Number);
 const LOCK = '/tmp/yonder-bench.lock';
 const results = [];
 
@@ -56,7 +57,7 @@ function services() {
   return /export YONDER_SSH_CONFIG='([^']+)'/.exec(env)[1];
 }
 
-function slurmOverSsh(sshConfig) {
+function slurmOverSsh() {
   const state = mkdtempSync(join(tmpdir(), 'yonder-bench-'));
   const transports = [];
   const registry = createRegistry({
@@ -111,7 +112,7 @@ const sshArgs = (sshConfig) => [
 
 async function pollCase(sshConfig) {
   say('\nPoll: N held Slurm jobs reached over SSH (one poll cycle)');
-  const { manager, state } = slurmOverSsh(sshConfig);
+  const { manager, state } = slurmOverSsh();
   await manager.saveProfile({
     name: 'hpc',
     backend: 'slurm',
@@ -134,7 +135,7 @@ async function pollCase(sshConfig) {
     let commands = 0;
     let handshakes = 0;
     for (let repeat = 0; repeat < REPEATS; repeat += 1) {
-      const fresh = slurmOverSsh(sshConfig);
+      const fresh = slurmOverSsh();
       const freshManager = new JobManager({
         store: createFsStore({ location: state }),
         registry: fresh.registry,
@@ -216,7 +217,7 @@ async function pollCase(sshConfig) {
 
 async function submitCase(sshConfig) {
   say('\nSubmit: 100 held jobs over SSH');
-  const { manager } = slurmOverSsh(sshConfig);
+  const { manager } = slurmOverSsh();
   await manager.saveProfile({
     name: 'hpc',
     backend: 'slurm',

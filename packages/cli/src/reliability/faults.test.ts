@@ -1,0 +1,358 @@
+/**
+ * Reliability suite, part 3 (faults that disturb no shared service): a full disk and a
+ * read-only file system under the state directory (real tmpfs mounts), a corrupt record, and
+ * an ssh connection lost right after the remote started a job. Each gives a clear error,
+ * changes no job's state on a failed query, loses nothing, and converges once it clears.
+ */
+import { existsSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createSshBackend, createSshTransport } from '@yonder/backend-ssh';
+import {
+  createRegistry,
+  JobManager,
+  type Profile,
+  type TransportV1,
+  YonderError,
+} from '@yonder/core';
+import { createFsStore } from '@yonder/store-fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  alive,
+  cleanupAll,
+  fileSize,
+  fillDisk,
+  jobPath,
+  lockFiles,
+  mountTmpfs,
+  readJob,
+  readRecords,
+  remount,
+  requireBuild,
+  requireRoot,
+  requireSshHosts,
+  scratch,
+  sharedDir,
+  snapshot,
+  summary,
+  until,
+  yonder,
+  yonderJson,
+} from './harness.js';
+
+beforeAll(() => {
+  requireBuild();
+  requireRoot('The fault tests');
+});
+afterAll(() => cleanupAll());
+
+/** A ledger on `state` with a local profile whose job directories live elsewhere. */
+async function ledgerWithJobs(state: string): Promise<{
+  cli: { state: string; cwd: string };
+  quick: string;
+  short: string;
+  long: string;
+}> {
+  const runs = scratch('runs');
+  const cli = { state, cwd: runs };
+  const profile = await yonder(['profile', 'add', 'loc', '--backend', 'local', '--workdir', runs], cli);
+  expect(profile.code, profile.stderr).toBe(0);
+  const submit = async (...argv: string[]): Promise<string> => {
+    const result = await yonder(['submit', '--profile', 'loc', '--', ...argv], cli);
+    expect(result.code, result.stderr).toBe(0);
+    return result.stdout.trim();
+  };
+  const quick = await submit('true');
+  const short = await submit('sleep', '1');
+  const long = await submit('sleep', '120');
+  const wait = await yonder(['wait', quick], cli);
+  expect(wait.code, wait.stderr).toBe(0);
+  return { cli, quick, short, long };
+}
+
+function states(state: string): Record<string, string> {
+  return Object.fromEntries(readRecords(state).map((record) => [record.job.id, record.job.state]));
+}
+
+describe('faults under the state directory', () => {
+  it('a full disk: submit, refresh and cancel fail with a clear E_STORE, nothing changes; all converges once space is freed', async () => {
+    const disk = mountTmpfs('full', '256k');
+    const state = join(disk, 'state');
+    const { cli, quick, short, long } = await ledgerWithJobs(state);
+    const pid = Number(readJob(state, long).externalId);
+    const before = snapshot(state);
+    const filled = fillDisk(disk);
+
+    const submit = await yonderJson(['submit', '--profile', 'loc', '--', 'true'], cli);
+    expect(submit.code).toBe(1);
+    expect(submit.doc.error).toMatchObject({
+      code: 'E_STORE',
+      message: expect.stringMatching(/disk is full/i),
+    });
+    const refresh = await yonderJson(['list'], cli);
+    expect(refresh.code).toBe(1);
+    expect(refresh.doc.error).toMatchObject({
+      code: 'E_STORE',
+      message: expect.stringMatching(/no space left on device|disk is full/i),
+    });
+    const cancel = await yonderJson(['cancel', long], cli);
+    expect(cancel.code).toBe(1);
+    expect(cancel.doc.error.code).toBe('E_STORE');
+    // Reading still works, and shows the ledger exactly as it was.
+    const listed = await yonderJson(['list', '--no-refresh'], cli);
+    expect(listed.doc.ok, listed.stderr).toBe(true);
+    expect(listed.doc.result.map((job: any) => job.id).sort()).toEqual(
+      [quick, short, long].sort(),
+    );
+    const status = await yonderJson(['status', '--no-refresh', short], cli);
+    expect(status.doc.result.state).toBe('running');
+    // No failed operation changed, tore or added a record; the running job was not signalled.
+    expect(snapshot(state)).toEqual(before);
+    expect(alive(pid)).toBe(true);
+
+    rmSync(join(disk, 'fill'));
+    const waited = await yonderJson(['wait', '--timeout', '30', short, quick], cli);
+    expect(waited.doc.result.jobs.map((job: any) => job.state)).toEqual([
+      'succeeded',
+      'succeeded',
+    ]);
+    const stopped = await yonderJson(['cancel', long], { ...cli, timeoutMs: 60_000 });
+    expect(stopped.doc.result[0].state).toBe('cancelled');
+    const again = await yonderJson(['submit', '--profile', 'loc', '--', 'true'], cli);
+    expect(again.doc.ok).toBe(true);
+    expect(readRecords(state).filter((record) => record.job === null)).toEqual([]);
+    summary(
+      `full disk: tmpfs 256k filled (${filled} bytes); submit → E_STORE "${submit.doc.error.message.replace(/^.*?: /, '')}"; ` +
+        `list → E_STORE; cancel → E_STORE; 3 records byte-identical, running job untouched; converged after freeing (2 succeeded, 1 cancelled, new submit ok)`,
+    );
+  }, 90_000);
+
+  // BUG (packages/store-fs/src/file-lock.ts, tryLock, lines ~62-80): the lock file is created
+  // with openSync(path, 'wx') and only then filled with writeSync. When the write fails (ENOSPC
+  // here; a SIGKILL between the two calls does the same, see crash.test.ts) the empty file is
+  // left behind. isStale() treats an unreadable holder as live for 5 s, so for 5 s every refresh
+  // of the target waits for a holder that does not exist and then returns WITHOUT polling
+  // (JobManager.refreshTarget returns after waitForLease): `yonder list` shows stale states.
+  // The error also lacks storeError's "The disk is full" hint.
+  // Expected: no empty lock file is left; the first refresh once space is back polls at once.
+  // Actual: leases/poll-*.lock of 0 bytes remains; the next `yonder list` waits ~5 s and still
+  // reports the finished job as running.
+  // Fix: write the holder to a temporary file and link() it to the lock path (atomic create
+  // with content, as atomic-write.ts createFileAtomic does), unlinking the temporary on any
+  // error, and wrap the error with storeError's hint.
+  it.fails('a failed lock write leaves no empty lock behind, so the next refresh polls at once', async () => {
+    const disk = mountTmpfs('lock', '256k');
+    const state = join(disk, 'state');
+    const runs = scratch('lock-runs');
+    const cli = { state, cwd: runs };
+    await yonder(['profile', 'add', 'loc', '--backend', 'local', '--workdir', runs], cli);
+    const id = (await yonder(['submit', '--profile', 'loc', '--', 'sleep', '0.3'], cli)).stdout.trim();
+    const jobDir = readJob(state, id).data.jobDir as string;
+    await until(() => existsSync(join(jobDir, 'exit-code')), 10_000, 'the job to finish');
+    fillDisk(disk);
+    const failed = await yonderJson(['list'], cli);
+    expect(failed.doc.error.code).toBe('E_STORE');
+    rmSync(join(disk, 'fill'));
+    const empty = lockFiles(state).filter((path) => fileSize(path) === 0);
+    const next = await yonderJson(['list'], cli);
+    const job = next.doc.result.find((one: any) => one.id === id);
+    summary(
+      `full disk lock bug: empty lock files left ${empty.length}; next list took ${next.ms} ms and shows the finished job as ${job.state}`,
+    );
+    expect(empty).toEqual([]);
+    expect(job.state).toBe('succeeded');
+    expect(next.ms).toBeLessThan(2_000);
+  }, 60_000);
+
+  it('a read-only state directory: writes fail with a clear E_STORE, reads work, nothing changes; all converges once writable', async () => {
+    const disk = mountTmpfs('ro', '2m');
+    const state = join(disk, 'state');
+    const { cli, quick, short, long } = await ledgerWithJobs(state);
+    const pid = Number(readJob(state, long).externalId);
+    const before = snapshot(state);
+    remount(disk, 'ro');
+    let restored = false;
+    try {
+      const submit = await yonderJson(['submit', '--profile', 'loc', '--', 'true'], cli);
+      expect(submit.code).toBe(1);
+      // The message is checked in the next test (it names ENOENT, not the read-only disk).
+      expect(submit.doc.error).toMatchObject({
+        code: 'E_STORE',
+        message: expect.stringContaining(state),
+      });
+      const refresh = await yonderJson(['list'], cli);
+      expect(refresh.doc.error).toMatchObject({
+        code: 'E_STORE',
+        message: expect.stringMatching(/read-only file system/i),
+      });
+      const cancel = await yonderJson(['cancel', long], cli);
+      expect(cancel.doc.error.code).toBe('E_STORE');
+      const listed = await yonderJson(['list', '--all', '--no-refresh'], cli);
+      expect(listed.doc.result).toHaveLength(3);
+      const logs = await yonder(['logs', quick], cli);
+      expect(logs.code, logs.stderr).toBe(0);
+      expect(snapshot(state)).toEqual(before);
+      expect(alive(pid)).toBe(true);
+      remount(disk, 'rw');
+      restored = true;
+    } finally {
+      if (!restored) remount(disk, 'rw');
+    }
+    const waited = await yonderJson(['wait', '--timeout', '30', short], cli);
+    expect(waited.doc.result.jobs[0].state).toBe('succeeded');
+    const stopped = await yonderJson(['cancel', long], { ...cli, timeoutMs: 60_000 });
+    expect(stopped.doc.result[0].state).toBe('cancelled');
+    expect((await yonderJson(['submit', '--profile', 'loc', '--', 'true'], cli)).doc.ok).toBe(true);
+    expect(readRecords(state).filter((record) => record.job === null)).toEqual([]);
+    summary(
+      'read-only state directory (tmpfs remounted ro): submit → E_STORE (naming ENOENT, see the next test), refresh and cancel → E_STORE "read-only file system"; list/status/logs work; 3 records byte-identical; converged after remount rw',
+    );
+  }, 90_000);
+
+  // BUG (packages/store-fs/src/fs-store.ts, createJob: `mkdirSync(join(this.dirs.jobs,
+  // job.id.slice(0, 2)), { recursive: true, ... })`): on a read-only file system Node's
+  // recursive mkdir fails with ENOENT, not EROFS (Node 20), so storeError adds no hint and the
+  // user reads "ENOENT: no such file or directory, mkdir '<state>/jobs/d4'" (whenever the id's
+  // shard directory is new, i.e. for most submits of a young ledger).
+  // Expected: E_STORE saying the file system is read-only / the state directory is not
+  // writable. Actual: E_STORE "Could not write …: ENOENT: no such file or directory, mkdir …".
+  // Fix: the jobs directory exists after ensure(), so create the shard without `recursive`
+  // (ignore EEXIST), which reports EROFS/EACCES; or, on ENOENT, check accessSync(location, W_OK)
+  // and use the "not writable" hint.
+  it.fails('a submit on a read-only state directory says the file system is read-only', async () => {
+    const disk = mountTmpfs('ro-msg', '1m');
+    const state = join(disk, 'state');
+    const cli = { state, cwd: disk };
+    // The ledger's directories exist (saving a profile makes them); no job yet, so the next
+    // submit has to make its id's shard directory.
+    expect((await yonder(['profile', 'add', 'loc', '--backend', 'local'], cli)).code).toBe(0);
+    remount(disk, 'ro');
+    try {
+      const submit = await yonderJson(['submit', '--profile', 'loc', '--', 'true'], cli);
+      expect(submit.doc.error.code).toBe('E_STORE');
+      summary(`read-only submit message: ${submit.doc.error.message}`);
+      expect(submit.doc.error.message).toMatch(/read-only|not writable/i);
+    } finally {
+      remount(disk, 'rw');
+    }
+  }, 30_000);
+
+  it('a corrupt record is reported with its path and never dropped; every other job keeps working', async () => {
+    const state = scratch('corrupt-state');
+    const { cli, quick, short, long } = await ledgerWithJobs(state);
+    expect((await yonder(['wait', short], cli)).code).toBe(0);
+    const pid = Number(readJob(state, long).externalId);
+    const path = jobPath(state, long);
+    const original = readFileSync(path, 'utf8');
+    truncateSync(path, Math.floor(original.length / 2));
+    const torn = readFileSync(path, 'utf8');
+    const others = new Map([...snapshot(state)].filter(([file]) => file !== path));
+
+    const all = await yonderJson(['list', '--all'], cli);
+    expect(all.code).toBe(0);
+    expect(all.doc.result.map((job: any) => job.id)).not.toContain(long);
+    expect(all.doc.result).toHaveLength(2);
+    expect(all.doc.result.map((job: any) => job.id).sort()).toEqual([quick, short].sort());
+    expect(all.stderr).toContain(path);
+    const active = await yonderJson(['list'], cli);
+    expect(active.code).toBe(0);
+    expect(active.stderr).toContain(path);
+    const status = await yonderJson(['status', long], cli);
+    expect(status.code).toBe(1);
+    expect(status.doc.error).toMatchObject({
+      code: 'E_CORRUPT_RECORD',
+      message: expect.stringContaining(path),
+    });
+    const cancel = await yonderJson(['cancel', long], cli);
+    expect(cancel.code).toBe(1);
+    expect(cancel.doc.error.message).toContain(path);
+    expect(alive(pid)).toBe(true);
+    // The rest works: a new job runs, others unchanged, the corrupt file kept as it was.
+    const fresh = await yonderJson(['submit', '--profile', 'loc', '--', 'true'], cli);
+    expect(fresh.doc.ok).toBe(true);
+    expect((await yonder(['wait', fresh.doc.result.id], cli)).code).toBe(0);
+    for (const [file, text] of others) expect(readFileSync(file, 'utf8')).toBe(text);
+    expect(readFileSync(path, 'utf8')).toBe(torn);
+    expect((await yonderJson(['status', quick], cli)).doc.result.state).toBe('succeeded');
+
+    writeFileSync(path, original);
+    const stopped = await yonderJson(['cancel', long], { ...cli, timeoutMs: 60_000 });
+    expect(stopped.doc.result[0].state).toBe('cancelled');
+    expect(Object.values(states(state)).sort()).toEqual(['cancelled', 'succeeded', 'succeeded', 'succeeded']);
+    summary(
+      `corrupt record (truncated to ${torn.length}/${original.length} bytes): list/list --all report its path and show the others; status/cancel → E_CORRUPT_RECORD with the path; job not signalled; file never rewritten; converged once restored`,
+    );
+  }, 90_000);
+});
+
+describe('a connection lost mid-submit (ssh)', () => {
+  // BUG (packages/backend-ssh/src/ssh-backend.ts, capabilities.recoverSubmit: false and no
+  // recover()): when the connection drops after the remote started the job but before its
+  // answer arrived, JobManager.submit marks the job failed / submit-outcome-unknown
+  // (packages/core/src/manager/job-manager.ts, the catch after backend.submit) while the job
+  // runs on the host unsupervised: forgotten, against ARCHITECTURE.md ("an interrupted submit
+  // is found again, never forgotten").
+  // Input: a submit whose SSH_SUBMIT_SCRIPT ran on the host, then E_TRANSPORT (simulated here
+  // by a transport that runs the command and then reports the connection lost; sshd's
+  // kill-connections does the same at random, see faults.disruptive.test.ts).
+  // Expected: the record stays recoverable and a refresh finds the job (externalId set,
+  // running or succeeded). Actual: failed / submit-outcome-unknown, externalId null, while the
+  // job's marker shows it ran.
+  // Fix: set recoverSubmit: true and implement recover() for the ssh backend: one runScript
+  // that, per job id, reads `<workdir>/<id>/wrapper.pid` (and the pid's start time and boot
+  // id, as SSH_SUBMIT_SCRIPT prints them), returning null when the job directory is missing.
+  it.fails('a submit whose answer was lost is recovered, not marked failed while the job runs', async () => {
+    requireSshHosts();
+    const config = '/var/tmp/yonder-ssh/client/config';
+    const state = scratch('ssh-lost-state');
+    const markers = sharedDir('ssh-lost-markers');
+    const registry = createRegistry({
+      backends: [createSshBackend()],
+      transports: {
+        ssh: (profile: Profile): TransportV1 => {
+          const real = createSshTransport({ profile, env: { ...process.env, SSH_AUTH_SOCK: '' } });
+          return {
+            specificationVersion: 'v1',
+            id: real.id,
+            target: real.target,
+            run: (argv, options) => real.run(argv, options),
+            async runScript(script, args, options) {
+              const result = await real.runScript(script, args, options);
+              if (script.includes('yonder-job'))
+                throw new YonderError('E_TRANSPORT', `The connection to ${real.target} was lost.`);
+              return result;
+            },
+            close: () => real.close(),
+          };
+        },
+      },
+    });
+    const manager = new JobManager({
+      store: createFsStore({ location: state }),
+      registry,
+      stateDirectory: state,
+      minPollIntervalMs: 0,
+    });
+    try {
+      await manager.saveProfile({ name: 'box', backend: 'ssh', host: 'target', ssh: { config } });
+      const marker = join(markers, 'ran');
+      await expect(
+        manager.submit(
+          { argv: ['sh', '-c', 'printf ran > "$1"', 'job', marker] },
+          { profile: 'box' },
+        ),
+      ).rejects.toMatchObject({ code: 'E_TRANSPORT' });
+      await until(() => existsSync(marker), 10_000, 'the job to run on the host');
+      await sleep(200);
+      await manager.refresh({ force: true });
+      const [record] = (await manager.list({ all: true, refresh: false })).jobs;
+      summary(
+        `ssh answer lost after the job started: the job ran on the host; the record says ${record?.state}/${record?.reason}, externalId ${record?.externalId}`,
+      );
+      expect(record?.externalId).not.toBeNull();
+      expect(record?.state).not.toBe('failed');
+    } finally {
+      await manager.close();
+    }
+  }, 60_000);
+});

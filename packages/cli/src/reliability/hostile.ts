@@ -1,0 +1,218 @@
+/**
+ * Hostile values for the reliability suite's property tests: shell syntax, option lookalikes,
+ * placeholders, scheduler patterns, control characters, odd Unicode, and "canary" commands
+ * that create a file if anything ever runs them through a shell.
+ */
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+
+/** Fragments that mean something to sh, getopt, Slurm or yonder's templates. */
+export const SYNTAX_FRAGMENTS: readonly string[] = [
+  "'",
+  '"',
+  '\\',
+  '$',
+  '`',
+  ';',
+  '&',
+  '|',
+  '*',
+  '?',
+  '[a]',
+  '~',
+  '~root',
+  '-',
+  '--',
+  '-rf',
+  '--json',
+  '--help',
+  '-n',
+  '-e',
+  '#',
+  '!',
+  '{a,b}',
+  '(',
+  ')',
+  '<',
+  '>',
+  ' ',
+  '  ',
+  '\t',
+  '=',
+  'A=1',
+  '%s',
+  '%j',
+  '%x',
+  '%%',
+  '\\n',
+  "'\\''",
+  '$HOME',
+  '${PATH}',
+  '$(id)',
+  '$IFS',
+  '${IFS}',
+  '$1',
+  '$@',
+  '{settings}',
+  '{id}',
+  '{external_ids}',
+  '{{',
+  '}}',
+  '\x7f',
+  '\x1b[31m',
+  'é',
+  '日本',
+  '🎉',
+  '\u00a0',
+  '\u200b',
+  '\u2028',
+  ',',
+  'yonder:',
+  '(null)',
+];
+
+/** Line breaks: allowed in argv, env and settings values; refused in names, paths, options. */
+export const LINE_BREAKS: readonly string[] = ['\n', '\r', '\r\n'];
+
+/** Commands that create `canary` if a shell ever interprets the value. */
+export function canaryFragments(canary: string): string[] {
+  const touch = `touch ${canary}`;
+  return [
+    `$(${touch})`,
+    `\`${touch}\``,
+    `;${touch}`,
+    `; ${touch};`,
+    `|${touch}`,
+    `&&${touch}`,
+    `||${touch}`,
+    `&${touch}`,
+    `\n${touch}\n`,
+    `'; ${touch}; '`,
+    `"; ${touch}; "`,
+    `$(${touch})'`,
+    `>${canary}`,
+    `$(IFS=_;x=${touch.replace(' ', '_')};$x)`,
+  ];
+}
+
+export interface HostileOptions {
+  /** Allow \n and \r (argv, env, settings values); default true. */
+  lineBreaks?: boolean;
+  maxParts?: number;
+}
+
+/** A string built from hostile fragments and random Unicode; never contains NUL. */
+export function hostileString(canary: string, options: HostileOptions = {}): fc.Arbitrary<string> {
+  const fragments = [...SYNTAX_FRAGMENTS, ...canaryFragments(canary)];
+  if (options.lineBreaks ?? true) fragments.push(...LINE_BREAKS);
+  return fc
+    .array(
+      fc.oneof(
+        { weight: 3, arbitrary: fc.constantFrom(...fragments) },
+        { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 6 }) },
+        { weight: 1, arbitrary: fc.string({ unit: 'binary-ascii', maxLength: 6 }) },
+      ),
+      { maxLength: options.maxParts ?? 6 },
+    )
+    .map((parts) => parts.join(''))
+    .map((value) => (options.lineBreaks === false ? value.replace(/[\r\n]/g, ' ') : value))
+    .filter((value) => !value.includes('\0'));
+}
+
+/**
+ * Canary commands that fit in one path component (no `/`): `cd` first, so the canary lands in
+ * the home directory of whoever interpreted it (see `homeCanaries`).
+ */
+export function componentCanaryFragments(name: string): string[] {
+  const touch = `cd;touch ${name}`;
+  return [`$(${touch})`, `\`${touch}\``, `;${touch};`, `|${touch}`, `&&${touch}`, `'; ${touch}; '`];
+}
+
+/** Where `componentCanaryFragments(name)` would land: this user's and the ssh test user's home. */
+export function homeCanaries(name: string): string[] {
+  return [join(homedir(), name), join('/home/yonder-test', name)];
+}
+
+/** A single path component (no `/`, not `.`/`..`, not empty), at most 120 bytes. */
+export function hostileComponent(canaryName: string): fc.Arbitrary<string> {
+  return fc
+    .array(
+      fc.oneof(
+        { weight: 3, arbitrary: fc.constantFrom(...SYNTAX_FRAGMENTS) },
+        { weight: 1, arbitrary: fc.constantFrom(...componentCanaryFragments(canaryName)) },
+        { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 6 }) },
+      ),
+      { minLength: 1, maxLength: 4 },
+    )
+    .map((parts) => parts.join('').replaceAll('/', '_').replace(/[\r\n]/g, ' '))
+    .filter(
+      (value) =>
+        !value.includes('\0') &&
+        value !== '.' &&
+        value !== '..' &&
+        Buffer.byteLength(value) <= 120,
+    );
+}
+
+/** Throw if any canary exists (removing them), naming the context. */
+export function assertNoCanary(canaries: string | readonly string[], context: string): void {
+  const found = (typeof canaries === 'string' ? [canaries] : canaries).filter((path) =>
+    existsSync(path),
+  );
+  for (const path of found) rmSync(path, { force: true });
+  if (found.length > 0)
+    throw new Error(`A shell interpreted a value: ${found.join(', ')} created (${context}).`);
+}
+
+/** Split NUL-terminated records (`printf '%s\0'`, `env -0`). */
+export function splitNul(text: string): string[] {
+  if (text === '') return [];
+  const parts = text.split('\0');
+  parts.pop();
+  return parts;
+}
+
+/** `env -0` output as an object. */
+export function parseEnv0(text: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const entry of splitNul(text)) {
+    const at = entry.indexOf('=');
+    if (at > 0) out[entry.slice(0, at)] = entry.slice(at + 1);
+  }
+  return out;
+}
+
+/**
+ * The job every hostile run executes: `sh -c DUMP dump OUT ARG…` writes its arguments
+ * (`OUT.argv`), its environment (`OUT.env`, `env -0`) and its working directory (`OUT.cwd`),
+ * byte for byte, then `OUT.done`.
+ */
+export const DUMP =
+  'o=$1; shift; pwd -P > "$o.cwd"; for a in "$@"; do printf "%s\\0" "$a"; done > "$o.argv"; env -0 > "$o.env"; : > "$o.done"';
+
+export interface Dump {
+  argv: string[];
+  env: Record<string, string>;
+  cwd: string;
+}
+
+export function readDump(out: string): Dump {
+  return {
+    argv: splitNul(readFileSync(`${out}.argv`, 'utf8')),
+    env: parseEnv0(readFileSync(`${out}.env`, 'utf8')),
+    cwd: readFileSync(`${out}.cwd`, 'utf8').replace(/\n$/, ''),
+  };
+}
+
+export function dumpDone(out: string): boolean {
+  return existsSync(`${out}.done`);
+}
+
+/** Environment variable names used by the properties (values are hostile). */
+export const ENV_NAMES = ['H0', 'H1', 'H_2', '_h3'] as const;
+
+export function joinOut(dir: string, run: number): string {
+  return join(dir, `run-${run}`);
+}
