@@ -251,13 +251,27 @@ async function submitCase(sshConfig) {
     );
   }
   const limitMs = now() - started;
+  started = now();
+  await manager.submitMany(
+    Array.from({ length: count }, () => ({ argv: ['true'], schedulerOptions: ['--hold'] })),
+    { profile: 'hpc' },
+  );
+  const batchMs = now() - started;
   record({
-    case: `submit ${count} jobs`,
+    case: `submit ${count} jobs, one by one`,
     yonderMs,
     baselineName: 'ssh per job',
     baselineMs,
     limitMs,
     extra: `local sbatch loop ${ms(limitMs)} (${(yonderMs / limitMs).toFixed(2)}× it)`,
+  });
+  record({
+    case: `submit ${count} jobs, one batch`,
+    yonderMs: batchMs,
+    baselineName: 'ssh per job',
+    baselineMs,
+    limitMs,
+    extra: `local sbatch loop ${ms(limitMs)} (${(batchMs / limitMs).toFixed(2)}× it)`,
   });
   execFileSync('scancel', ['--user=yonder-test']);
   execFileSync('scancel', ['--user=root', '--name=limit']);
@@ -352,10 +366,11 @@ async function main() {
   try {
     say(`yonder benchmarks — ${new Date().toISOString()} — repeats ${REPEATS} (medians)`);
     const sshConfig = services();
-    startCase();
-    ledgerCase();
-    await submitCase(sshConfig);
-    await pollCase(sshConfig);
+    const cases = (env.YONDER_BENCH_CASES ?? 'start,ledger,submit,poll').split(',');
+    if (cases.includes('start')) startCase();
+    if (cases.includes('ledger')) ledgerCase();
+    if (cases.includes('submit')) await submitCase(sshConfig);
+    if (cases.includes('poll')) await pollCase(sshConfig);
     mkdirSync(join(ROOT, 'bench-results'), { recursive: true });
     writeFileSync(
       join(ROOT, 'bench-results', 'results.json'),

@@ -23,26 +23,56 @@ export const RUN_SLURM_COMMAND = `${PRELUDE}\nexec "$@"`;
 export const BATCH_SCRIPT = `#!/bin/sh\n${JOB_WRAPPER_SCRIPT}\n`;
 
 /**
- * Prepare the job directory and submit, in one remote command.
- * Arguments: $1 bin dir, $2 work directory (empty: $HOME/.yonder/slurm), $3 job id,
- * $4 "envLength:secretsLength", $5 the batch script text, $6 the number of sbatch options
- * that follow; then the sbatch options; then the job's argv. stdin: see jobPayload().
- * Prints `DIR <job dir>` then sbatch's output. Exit 17: the job directory already exists.
+ * Submit one job (run in a subshell, so its `exit` ends only it): prepare its directory from
+ * stdin, write the batch script, run `sbatch --parsable`. Arguments: work directory (empty:
+ * $HOME/.yonder/slurm), job id, payload lengths, the batch script text, the number of sbatch
+ * options that follow; then the options; then the job's argv. Prints `DIR <job dir>` and
+ * sbatch's output. Exit 17: the job directory already exists.
+ */
+const SUBMIT_ONE = `submit_one() {
+  w=$1; id=$2; lengths=$3; script=$4; k=$5; shift 5
+  fallback="$HOME/.yonder/slurm"
+${PREPARE_JOB_DIRECTORY}
+  printf '%s' "$script" > "$d/job.sh"
+  n=$#; i=0
+  while [ "$i" -lt "$k" ]; do a=$1; shift; set -- "$@" "$a"; i=$((i + 1)); done
+  set -- "$@" --output="$d/job.log" --open-mode=append "$d/job.sh" "$d"
+  m=$((n - k)); i=0
+  while [ "$i" -lt "$m" ]; do a=$1; shift; set -- "$@" "$a"; i=$((i + 1)); done
+  printf 'DIR %s\\n' "$d"
+  sbatch --parsable "$@"
+  rc=$?
+  if [ "$rc" -ne 0 ]; then rm -rf -- "$d"; fi
+  return "$rc"
+}`;
+
+/**
+ * Submit many jobs in one remote command. After the bin directory: the number of jobs, the
+ * total payload bytes, then per job its argument count, its payload bytes and its
+ * SUBMIT_ONE arguments. stdin is the payloads, one after the other. Each job's arguments are
+ * handed to submit_one by reference (`"${7}"`), so no value is ever parsed by the shell.
+ * Prints, per job, `JOB <i> <exit status>`, then `OUT <i> <line>` and `ERR <i> <line>`.
  */
 export const SUBMIT_SCRIPT = `${PRELUDE}
 set -u
-w=$1; id=$2; lengths=$3; script=$4; k=$5; shift 5
-fallback="$HOME/.yonder/slurm"
-${PREPARE_JOB_DIRECTORY}
-printf '%s' "$script" > "$d/job.sh"
-n=$#; i=0
-while [ "$i" -lt "$k" ]; do a=$1; shift; set -- "$@" "$a"; i=$((i + 1)); done
-set -- "$@" --output="$d/job.log" --open-mode=append "$d/job.sh" "$d"
-m=$((n - k)); i=0
-while [ "$i" -lt "$m" ]; do a=$1; shift; set -- "$@" "$a"; i=$((i + 1)); done
-printf 'DIR %s\\n' "$d"
-sbatch --parsable "$@"
-rc=$?
-if [ "$rc" -ne 0 ]; then rm -rf -- "$d"; fi
-exit "$rc"
+${SUBMIT_ONE}
+count=$1; total=$2; shift 2
+t=$(mktemp -d) || exit 18
+trap 'rm -rf -- "$t"' EXIT
+if [ "$total" != 0 ]; then cat > "$t/payload" || exit 18; fi
+off=0; job=0
+while [ "$job" -lt "$count" ]; do
+  n=$1; len=$2; shift 2
+  refs=''; j=1
+  while [ "$j" -le "$n" ]; do refs="$refs \\"\\\${$j}\\""; j=$((j + 1)); done
+  input=/dev/null
+  if [ "$len" != 0 ]; then tail -c +"$((off + 1))" "$t/payload" | head -c "$len" > "$t/in"; input=$t/in; fi
+  off=$((off + len))
+  out=$(eval "submit_one $refs" < "$input" 2> "$t/err"); rc=$?
+  printf 'JOB %s %s\\n' "$job" "$rc"
+  printf '%s\\n' "$out" | while IFS= read -r line; do printf 'OUT %s %s\\n' "$job" "$line"; done
+  while IFS= read -r line; do printf 'ERR %s %s\\n' "$job" "$line"; done < "$t/err"
+  shift "$n"
+  job=$((job + 1))
+done
 `;

@@ -107,6 +107,49 @@ describe('slurm backend against the test cluster', () => {
     });
   }, 30_000);
 
+  it('submits a batch in one remote command; a refused job fails alone', async () => {
+    const { manager, transport } = slurmManager();
+    await manager.saveProfile({ name: 'hpc', backend: 'slurm', workdir: workdir() });
+    transport.commands.length = 0;
+    const specs = [
+      {
+        argv: ['sh', '-c', 'printf "%s|%s|" "$A" "$S"; cat "$1"', 'sh', '{settings}'],
+        env: { A: 'a b' },
+        secrets: { S: "s'$(x)" },
+        settings: { k: 'v' },
+      },
+      { argv: ['true'], resources: { partition: 'nosuch' } },
+      { argv: ['sh', '-c', 'echo "second: $1"', 'sh', '$(y) ;z'] },
+      ...Array.from({ length: 5 }, () => ({ argv: ['true'] })),
+    ];
+    const jobs = await manager.submitMany(specs, { profile: 'hpc' });
+    // One remote command submitted all seven that could be sent (the others were the probe's).
+    expect(
+      transport.commands.filter((args) => args.some((arg) => arg.startsWith('#!/bin/sh'))),
+    ).toHaveLength(1);
+    expect(jobs.map((job) => job.state)).toEqual([
+      'pending',
+      'failed',
+      'pending',
+      'pending',
+      'pending',
+      'pending',
+      'pending',
+      'pending',
+    ]);
+    expect(jobs[1]).toMatchObject({
+      reason: 'submit-failed',
+      error: { code: 'E_SUBMIT_FAILED', message: expect.stringMatching(/invalid partition/i) },
+    });
+    const ids = jobs.filter((job) => job.state === 'pending').map((job) => job.id);
+    const { jobs: done } = await manager.wait(ids, { timeoutMs: 90_000 });
+    expect(done.every((job) => job.state === 'succeeded')).toBe(true);
+    expect((await manager.logs(jobs[0]?.id as string)).chunk.text).toBe(
+      `a b|s'$(x)|${JSON.stringify({ k: 'v' }, null, 2)}\n`,
+    );
+    expect((await manager.logs(jobs[2]?.id as string)).chunk.text).toBe('second: $(y) ;z\n');
+  }, 120_000);
+
   it('polls many jobs with one squeue and one sacct', async () => {
     const { manager, transport } = slurmManager();
     await manager.saveProfile({ name: 'hpc', backend: 'slurm', workdir: workdir() });

@@ -257,6 +257,166 @@ export function createSlurmBackend(): BackendV1 {
     return found;
   };
 
+  /** The sbatch arguments, payload and Slurm job name of one request (or why it cannot be sent). */
+  const prepare = (request: SubmitRequestV1, report: ProbeReportV1) => {
+    const workdir = workdirOf(request.profile, report);
+    const reserved = request.schedulerOptions.find((word) => RESERVED_OPTIONS.test(word));
+    if (reserved) {
+      return new YonderError(
+        'E_INVALID_JOB_SPEC',
+        `schedulerOptions: "${reserved}" is set by yonder itself; use the job's name, cwd and resources instead.`,
+      );
+    }
+    const jobName = slurmJobName(request.id, request.name);
+    const { input, lengths } = jobPayload(request.env, request.secrets, request.settingsText);
+    const sbatch = sbatchOptions(request, jobName);
+    const argv =
+      request.settingsText === undefined
+        ? [...request.argv]
+        : replacePlaceholder(request.argv, 'settings', `${workdir}/${request.id}/settings.json`);
+    const args = [
+      workdir,
+      request.id,
+      lengths,
+      BATCH_SCRIPT,
+      String(sbatch.length),
+      ...sbatch,
+      ...argv,
+    ];
+    return { jobName, input, args };
+  };
+
+  /** What sbatch answered for one job. */
+  const outcomeOf = async (
+    request: SubmitRequestV1,
+    jobName: string,
+    status: number,
+    out: string,
+    err: string,
+    context: BackendContextV1,
+  ): Promise<SubmitResultV1> => {
+    if (status !== 0) {
+      const message = sbatchFailure(err || out);
+      if (status === 17 || status === 19) throw new YonderError('E_SUBMIT_FAILED', message);
+      if (isTransientSbatchFailure(err))
+        throw new YonderError('E_SCHEDULER_UNAVAILABLE', `sbatch: ${message}`);
+      throw new YonderError('E_SUBMIT_FAILED', `Slurm refused the job: ${message}`);
+    }
+    const dirLine = /^DIR (.+)$/m.exec(out);
+    const answer = parseSbatchId(out.replace(/^DIR .*$/m, ''));
+    if (!answer || !dirLine)
+      throw new YonderError(
+        'E_TRANSPORT',
+        `sbatch gave no job id: ${JSON.stringify(out.slice(-300))}`,
+      );
+    const { id } = parseExternalId(answer.id);
+    if (answer.cluster !== null) {
+      const cluster = parseExternalId(answer.cluster).id;
+      const cancelled = await slurm(
+        context,
+        request.profile,
+        ['scancel', `--clusters=${cluster}`, id],
+        CANCEL_TIMEOUT_MS,
+      ).catch((error: unknown) => error as Error);
+      const outcome =
+        cancelled instanceof Error
+          ? cancelled.message
+          : cancelled.exitCode === 0
+            ? 'it was cancelled'
+            : failure(cancelled);
+      throw new YonderError(
+        'E_SUBMIT_FAILED',
+        `sbatch answered with job ${id} on cluster ${cluster}; multi-cluster submission is not supported, so ${outcome}. Remove --clusters/-M from the options.`,
+      );
+    }
+    const jobDir = dirLine[1] as string;
+    const data: SlurmJobData = {
+      jobDir,
+      log: `${jobDir}/job.log`,
+      jobName,
+      marker: request.marker,
+      cluster: null,
+    };
+    return { externalId: id, state: 'pending', nativeState: 'PENDING', data };
+  };
+
+  /** Submit jobs of one target in one remote command: one SSH round trip for the lot. */
+  const submitMany = async (
+    requests: readonly SubmitRequestV1[],
+    context: BackendContextV1,
+  ): Promise<Array<SubmitResultV1 | { error: YonderError }>> => {
+    const first = requests[0];
+    if (!first) return [];
+    const report = await probe(first.profile, context, false);
+    if (!report.ok) {
+      const error = new YonderError(
+        'E_SCHEDULER_UNAVAILABLE',
+        `Slurm is not usable here: ${report.problems.join('; ')}`,
+      );
+      return requests.map(() => ({ error }));
+    }
+    const prepared = requests.map((request) => prepare(request, report));
+    const sendable = prepared.flatMap((entry, index) =>
+      entry instanceof YonderError ? [] : [{ index, entry }],
+    );
+    const args: string[] = [options(first.profile).binDir ?? '', String(sendable.length), '0'];
+    let input = '';
+    for (const { entry } of sendable) {
+      args.push(String(entry.args.length), String(Buffer.byteLength(entry.input)), ...entry.args);
+      input += entry.input;
+    }
+    args[2] = String(Buffer.byteLength(input));
+    const outcomes: Array<SubmitResultV1 | { error: YonderError }> = prepared.map((entry) =>
+      entry instanceof YonderError
+        ? { error: entry }
+        : { error: new YonderError('E_TRANSPORT', 'sbatch gave no answer for this job.') },
+    );
+    if (sendable.length === 0) return outcomes;
+    const result = await context.transport.runScript(SUBMIT_SCRIPT, args, {
+      input,
+      timeoutMs: SUBMIT_TIMEOUT_MS * Math.max(1, Math.ceil(sendable.length / 20)),
+    });
+    const status = new Map<number, number>();
+    const out = new Map<number, string>();
+    const err = new Map<number, string>();
+    for (const line of result.stdout.split('\n')) {
+      const match = /^(JOB|OUT|ERR) (\d+) ?(.*)$/.exec(line);
+      if (!match) continue;
+      const job = Number(match[2]);
+      if (match[1] === 'JOB') status.set(job, Number(match[3]));
+      else {
+        const into = match[1] === 'OUT' ? out : err;
+        into.set(job, `${into.get(job) ?? ''}${match[3]}\n`);
+      }
+    }
+    for (const [position, { index, entry }] of sendable.entries()) {
+      const code = status.get(position);
+      const request = requests[index] as SubmitRequestV1;
+      if (code === undefined) {
+        outcomes[index] = {
+          error: new YonderError(
+            'E_TRANSPORT',
+            `The submit script stopped before this job: ${failure(result)}`,
+          ),
+        };
+        continue;
+      }
+      try {
+        outcomes[index] = await outcomeOf(
+          request,
+          entry.jobName,
+          code,
+          out.get(position) ?? '',
+          err.get(position) ?? '',
+          context,
+        );
+      } catch (error) {
+        outcomes[index] = { error: error as YonderError };
+      }
+    }
+    return outcomes;
+  };
+
   const backend: BackendV1 = {
     specificationVersion: 'v1',
     id: SLURM_BACKEND_ID,
@@ -289,88 +449,13 @@ export function createSlurmBackend(): BackendV1 {
     probe: (profile, context) => probe(profile, context, true),
 
     async submit(request, context) {
-      const report = await probe(request.profile, context, false);
-      if (!report.ok) {
-        throw new YonderError(
-          'E_SCHEDULER_UNAVAILABLE',
-          `Slurm is not usable here: ${report.problems.join('; ')}`,
-        );
-      }
-      const workdir = workdirOf(request.profile, report);
-      const reserved = request.schedulerOptions.find((word) => RESERVED_OPTIONS.test(word));
-      if (reserved) {
-        throw new YonderError(
-          'E_INVALID_JOB_SPEC',
-          `schedulerOptions: "${reserved}" is set by yonder itself; use the job's name, cwd and resources instead.`,
-        );
-      }
-      const jobName = slurmJobName(request.id, request.name);
-      const { input, lengths } = jobPayload(request.env, request.secrets, request.settingsText);
-      const sbatch = sbatchOptions(request, jobName);
-      const argv =
-        request.settingsText === undefined
-          ? [...request.argv]
-          : replacePlaceholder(request.argv, 'settings', `${workdir}/${request.id}/settings.json`);
-      const result = await context.transport.runScript(
-        SUBMIT_SCRIPT,
-        [
-          options(request.profile).binDir ?? '',
-          workdir,
-          request.id,
-          lengths,
-          BATCH_SCRIPT,
-          String(sbatch.length),
-          ...sbatch,
-          ...argv,
-        ],
-        { input, timeoutMs: SUBMIT_TIMEOUT_MS },
-      );
-      const dirLine = /^DIR (.+)$/m.exec(result.stdout);
-      if (result.exitCode !== 0) {
-        const message = sbatchFailure(result.stderr || result.stdout);
-        if (result.exitCode === 17 || result.exitCode === 19)
-          throw new YonderError('E_SUBMIT_FAILED', message);
-        if (isTransientSbatchFailure(result.stderr))
-          throw new YonderError('E_SCHEDULER_UNAVAILABLE', `sbatch: ${message}`);
-        throw new YonderError('E_SUBMIT_FAILED', `Slurm refused the job: ${message}`);
-      }
-      const answer = parseSbatchId(result.stdout.replace(/^DIR .*$/m, ''));
-      if (!answer || !dirLine) {
-        throw new YonderError(
-          'E_TRANSPORT',
-          `sbatch gave no job id: ${JSON.stringify(result.stdout.slice(-300))}`,
-        );
-      }
-      const { id } = parseExternalId(answer.id);
-      const jobDir = dirLine[1] as string;
-      if (answer.cluster !== null) {
-        const cluster = parseExternalId(answer.cluster).id;
-        const cancelled = await slurm(
-          context,
-          request.profile,
-          ['scancel', `--clusters=${cluster}`, id],
-          CANCEL_TIMEOUT_MS,
-        ).catch((error: unknown) => error as Error);
-        const outcome =
-          cancelled instanceof Error
-            ? cancelled.message
-            : cancelled.exitCode === 0
-              ? 'it was cancelled'
-              : failure(cancelled);
-        throw new YonderError(
-          'E_SUBMIT_FAILED',
-          `sbatch answered with job ${id} on cluster ${cluster}; multi-cluster submission is not supported, so ${outcome}. Remove --clusters/-M from the options.`,
-        );
-      }
-      const data: SlurmJobData = {
-        jobDir,
-        log: `${jobDir}/job.log`,
-        jobName,
-        marker: request.marker,
-        cluster: null,
-      };
-      return { externalId: id, state: 'pending', nativeState: 'PENDING', data };
+      const [outcome] = await submitMany([request], context);
+      if (!outcome || 'error' in outcome)
+        throw outcome?.error ?? new YonderError('E_TRANSPORT', 'sbatch gave no answer.');
+      return outcome;
     },
+
+    submitMany: (requests, context) => submitMany(requests, context),
 
     async recover(requests, context) {
       const out = new Map<string, SubmitResultV1 | null>();

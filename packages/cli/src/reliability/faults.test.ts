@@ -55,7 +55,10 @@ async function ledgerWithJobs(state: string): Promise<{
 }> {
   const runs = scratch('runs');
   const cli = { state, cwd: runs };
-  const profile = await yonder(['profile', 'add', 'loc', '--backend', 'local', '--workdir', runs], cli);
+  const profile = await yonder(
+    ['profile', 'add', 'loc', '--backend', 'local', '--workdir', runs],
+    cli,
+  );
   expect(profile.code, profile.stderr).toBe(0);
   const submit = async (...argv: string[]): Promise<string> => {
     const result = await yonder(['submit', '--profile', 'loc', '--', ...argv], cli);
@@ -101,9 +104,7 @@ describe('faults under the state directory', () => {
     // Reading still works, and shows the ledger exactly as it was.
     const listed = await yonderJson(['list', '--no-refresh'], cli);
     expect(listed.doc.ok, listed.stderr).toBe(true);
-    expect(listed.doc.result.map((job: any) => job.id).sort()).toEqual(
-      [quick, short, long].sort(),
-    );
+    expect(listed.doc.result.map((job: any) => job.id).sort()).toEqual([quick, short, long].sort());
     const status = await yonderJson(['status', '--no-refresh', short], cli);
     expect(status.doc.result.state).toBe('running');
     // No failed operation changed, tore or added a record; the running job was not signalled.
@@ -112,10 +113,7 @@ describe('faults under the state directory', () => {
 
     rmSync(join(disk, 'fill'));
     const waited = await yonderJson(['wait', '--timeout', '30', short, quick], cli);
-    expect(waited.doc.result.jobs.map((job: any) => job.state)).toEqual([
-      'succeeded',
-      'succeeded',
-    ]);
+    expect(waited.doc.result.jobs.map((job: any) => job.state)).toEqual(['succeeded', 'succeeded']);
     const stopped = await yonderJson(['cancel', long], { ...cli, timeoutMs: 60_000 });
     expect(stopped.doc.result[0].state).toBe('cancelled');
     const again = await yonderJson(['submit', '--profile', 'loc', '--', 'true'], cli);
@@ -146,7 +144,9 @@ describe('faults under the state directory', () => {
     const runs = scratch('lock-runs');
     const cli = { state, cwd: runs };
     await yonder(['profile', 'add', 'loc', '--backend', 'local', '--workdir', runs], cli);
-    const id = (await yonder(['submit', '--profile', 'loc', '--', 'sleep', '0.3'], cli)).stdout.trim();
+    const id = (
+      await yonder(['submit', '--profile', 'loc', '--', 'sleep', '0.3'], cli)
+    ).stdout.trim();
     const jobDir = readJob(state, id).data.jobDir as string;
     await until(() => existsSync(join(jobDir, 'exit-code')), 10_000, 'the job to finish');
     fillDisk(disk);
@@ -278,7 +278,12 @@ describe('faults under the state directory', () => {
     writeFileSync(path, original);
     const stopped = await yonderJson(['cancel', long], { ...cli, timeoutMs: 60_000 });
     expect(stopped.doc.result[0].state).toBe('cancelled');
-    expect(Object.values(states(state)).sort()).toEqual(['cancelled', 'succeeded', 'succeeded', 'succeeded']);
+    expect(Object.values(states(state)).sort()).toEqual([
+      'cancelled',
+      'succeeded',
+      'succeeded',
+      'succeeded',
+    ]);
     summary(
       `corrupt record (truncated to ${torn.length}/${original.length} bytes): list/list --all report its path and show the others; status/cancel → E_CORRUPT_RECORD with the path; job not signalled; file never rewritten; converged once restored`,
     );

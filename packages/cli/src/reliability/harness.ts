@@ -397,3 +397,71 @@ export function fileSize(path: string): number {
     return 0;
   }
 }
+
+// ------------------------------------------------------------------ argv scanning
+
+/**
+ * Scan every process's command line, as fast as it can, for a needle given in its environment
+ * (never in its own argv); stop when the stop file appears and print what it found.
+ */
+export function startScanner(
+  dir: string,
+  needles: string[],
+): {
+  stop: () => Promise<{ scans: number; processes: number; hits: Array<[string, string]> }>;
+} {
+  const script = workerScript(
+    dir,
+    'scanner.mjs',
+    `import { existsSync, readdirSync, readFileSync } from 'node:fs';
+const needles = JSON.parse(process.env.SCAN_NEEDLES).map((n) => Buffer.from(n));
+const stop = process.env.SCAN_STOP;
+const self = String(process.pid);
+const hits = new Map();
+const seen = new Set();
+let scans = 0;
+while (!existsSync(stop)) {
+  for (const pid of readdirSync('/proc')) {
+    if (pid === self || !/^\\d+$/.test(pid)) continue;
+    let cmd;
+    try { cmd = readFileSync('/proc/' + pid + '/cmdline'); } catch { continue; }
+    seen.add(pid + ':' + cmd.length);
+    if (needles.some((n) => cmd.includes(n))) hits.set(pid, cmd.toString().replaceAll('\\0', ' ').slice(0, 300));
+  }
+  scans += 1;
+}
+process.stdout.write(JSON.stringify({ scans, processes: seen.size, hits: [...hits] }));
+`,
+  );
+  const stopFile = join(dir, `stop-${Math.random().toString(16).slice(2)}`);
+  const child: ChildProcess = spawn(process.execPath, [script], {
+    env: { ...process.env, SCAN_NEEDLES: JSON.stringify(needles), SCAN_STOP: stopFile },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let out = '';
+  child.stdout?.on('data', (chunk) => {
+    out += chunk;
+  });
+  const closed = new Promise<void>((resolve) => child.on('close', () => resolve()));
+  return {
+    async stop() {
+      writeFileSync(stopFile, '');
+      await closed;
+      return JSON.parse(out);
+    },
+  };
+}
+
+/** Every file under `dir` (recursively) whose bytes contain `needle`. */
+export function filesContaining(dir: string, needle: string): string[] {
+  const found: string[] = [];
+  for (const name of readdirSync(dir, { recursive: true })) {
+    const path = join(dir, String(name));
+    try {
+      if (statSync(path).isFile() && readFileSync(path).includes(needle)) found.push(path);
+    } catch {
+      /* gone meanwhile */
+    }
+  }
+  return found;
+}

@@ -41,7 +41,7 @@ import {
   runLocal,
   validateProfileFields,
   validateResources,
-  YonderError,
+  type YonderError,
 } from '@yonder/core';
 import { createFsStore } from '@yonder/store-fs';
 import fc from 'fast-check';
@@ -109,7 +109,9 @@ function localManager(state: string): JobManager {
 
 /** What the job should see as argv once `{settings}` has been replaced (when there are settings). */
 function expectedArgv(words: readonly string[], settingsPath: string | null): string[] {
-  return words.map((word) => (settingsPath === null ? word : word.split('{settings}').join(settingsPath)));
+  return words.map((word) =>
+    settingsPath === null ? word : word.split('{settings}').join(settingsPath),
+  );
 }
 
 /** A hostile path component without U+2028/U+2029 (see the it.fails test on those). */
@@ -145,7 +147,10 @@ describe('real jobs through the local backend', () => {
         const dump = joinOut(out, run);
         const cwd = input.cwd === undefined ? undefined : join(cwdBase, `${run}-${input.cwd}`);
         if (cwd) mkdirSync(cwd);
-        const words = [...input.args, ...(input.settingsWords ? ['{settings}', 'x={settings}y'] : [])];
+        const words = [
+          ...input.args,
+          ...(input.settingsWords ? ['{settings}', 'x={settings}y'] : []),
+        ];
         const job = await manager.submit({
           argv: ['sh', '-c', DUMP, 'dump', dump, ...words],
           name: input.name,
@@ -162,7 +167,8 @@ describe('real jobs through the local backend', () => {
         expect(seen.env.YONDER_JOB_NAME).toBe(input.name);
         expect(seen.env.YONDER_JOB_ID).toBe(job.id);
         expect(seen.cwd).toBe(realpathSync(cwd ?? process.cwd()));
-        if (settingsPath) expect(JSON.parse(readFileSync(settingsPath, 'utf8'))).toEqual(input.settings);
+        if (settingsPath)
+          expect(JSON.parse(readFileSync(settingsPath, 'utf8'))).toEqual(input.settings);
         // The ledger keeps the name and argv exactly, too.
         const stored = await manager.store.getJob(job.id);
         expect(stored?.name).toBe(input.name);
@@ -229,8 +235,12 @@ describe('real jobs through the local backend', () => {
         const cwd = input.cwd === undefined ? undefined : join(cwdBase, `${run}-${input.cwd}`);
         if (cwd) mkdirSync(cwd);
         const settingsFile = join(out, `settings-${run}.json`);
-        if (input.settings !== undefined) writeFileSync(settingsFile, JSON.stringify(input.settings));
-        const words = [...input.args, ...(input.settingsWords ? ['{settings}', 'x={settings}y'] : [])];
+        if (input.settings !== undefined)
+          writeFileSync(settingsFile, JSON.stringify(input.settings));
+        const words = [
+          ...input.args,
+          ...(input.settingsWords ? ['{settings}', 'x={settings}y'] : []),
+        ];
         const result = await yonder(
           [
             'submit',
@@ -260,7 +270,8 @@ describe('real jobs through the local backend', () => {
         for (const [name, value] of Object.entries(input.env)) expect(seen.env[name]).toBe(value);
         expect(seen.env.YONDER_JOB_NAME).toBe(input.name);
         expect(seen.cwd).toBe(realpathSync(cwd ?? out));
-        if (settingsPath) expect(JSON.parse(readFileSync(settingsPath, 'utf8'))).toEqual(input.settings);
+        if (settingsPath)
+          expect(JSON.parse(readFileSync(settingsPath, 'utf8'))).toEqual(input.settings);
         expect(record.name).toBe(input.name);
         assertNoCanary(allCanaries, `CLI run ${run}`);
       }),
@@ -316,10 +327,10 @@ describe('real jobs through the local backend', () => {
       { numRuns: 200 },
     );
     // Profiles are stored as files: no name escapes the profiles directory.
-    const names = fc.sample(
-      fc.stringMatching(/^[A-Za-z0-9][A-Za-z0-9_. -]{0,20}$/),
-      { numRuns: 30, seed: 7 },
-    );
+    const names = fc.sample(fc.stringMatching(/^[A-Za-z0-9][A-Za-z0-9_. -]{0,20}$/), {
+      numRuns: 30,
+      seed: 7,
+    });
     for (const name of new Set(names.map((n) => n.toLowerCase())))
       await manager.saveProfile({ name, backend: 'local' });
     expect(readdirSync(join(state, 'profiles')).length).toBe(
@@ -530,7 +541,12 @@ describe('command templates and the command backend', () => {
       cancel: `sh -c 'exit 0' cancel {external_ids}`,
     };
     try {
-      const issues = await manager.validateProfile({ name: 'u', backend: 'command', workdir, options });
+      const issues = await manager.validateProfile({
+        name: 'u',
+        backend: 'command',
+        workdir,
+        options,
+      });
       if (issues.length > 0) return; // refused up front: what the fix may choose
       await manager.saveProfile({ name: 'u', backend: 'command', workdir, options });
       const outcome = await manager.submit({ argv: ['true'] }, { profile: 'u' }).then(
@@ -689,7 +705,9 @@ describe('Slurm output parsers (properties)', () => {
         (rows, evil) => {
           count('squeue-outputs');
           const text = [
-            ...rows.map((r) => [r.jobId, r.displayId, r.state, r.name, r.comment, r.reason].join('|')),
+            ...rows.map((r) =>
+              [r.jobId, r.displayId, r.state, r.name, r.comment, r.reason].join('|'),
+            ),
             ...evil.map(([id, rest]) => `${id}|${id}|RUNNING|${rest}|c|None`),
           ].join('\n');
           const parsed = parseSqueue(text);
@@ -739,12 +757,16 @@ describe('Slurm output parsers (properties)', () => {
           count('sacct-outputs');
           const text = [
             `${evil}|${evil}|x|COMPLETED|0:0|c`,
-            ...rows.map((r) => [r.jobId, r.displayId, r.name, r.state, r.exitCode, r.comment].join('|')),
+            ...rows.map((r) =>
+              [r.jobId, r.displayId, r.name, r.state, r.exitCode, r.comment].join('|'),
+            ),
           ].join('\n');
           const parsed = parseSacct(text);
           if (!/^\d+$/.test(evil)) expect(parsed.map((r) => r.jobId)).not.toContain(evil);
           for (const r of rows) {
-            const row = parsed.find((p) => p.jobId === r.jobId && p.name === r.name && p.comment === r.comment);
+            const row = parsed.find(
+              (p) => p.jobId === r.jobId && p.name === r.name && p.comment === r.comment,
+            );
             expect(row, JSON.stringify(r)).toBeDefined();
             expect(row?.exitCode).toBe(r.exitCode);
           }
@@ -755,12 +777,23 @@ describe('Slurm output parsers (properties)', () => {
   });
 
   it('parseSbatchId accepts only a numeric id line; injected lines never become the id', () => {
-    for (const text of ['1; touch /tmp/x', '-rf', '$(id)', '`id`', '12 34', 'Submitted batch job 5', '']) {
+    for (const text of [
+      '1; touch /tmp/x',
+      '-rf',
+      '$(id)',
+      '`id`',
+      '12 34',
+      'Submitted batch job 5',
+      '',
+    ]) {
       count('sbatch-outputs');
       expect(parseSbatchId(text)).toBeNull();
     }
     expect(parseSbatchId('123\n$(id)')).toEqual({ id: '123', cluster: null });
-    expect(parseSbatchId('sbatch: warning: x\n77;cluster\n')).toEqual({ id: '77', cluster: 'cluster' });
+    expect(parseSbatchId('sbatch: warning: x\n77;cluster\n')).toEqual({
+      id: '77',
+      cluster: 'cluster',
+    });
     fc.assert(
       fc.property(fc.array(hostileString(CANARY), { maxLength: 5 }), (lines) => {
         count('sbatch-outputs');
@@ -785,7 +818,15 @@ describe('Slurm output parsers (properties)', () => {
       profile: { name: 'hpc', backend: 'slurm' },
       data: { jobName: name, jobDir: '/tmp/x', log: '/tmp/x/job.log', marker: 'm', cluster: null },
     });
-    const states = fc.constantFrom('RUNNING', 'PENDING', 'COMPLETED', 'FAILED', 'CANCELLED', 'TIMEOUT', 'BOGUS');
+    const states = fc.constantFrom(
+      'RUNNING',
+      'PENDING',
+      'COMPLETED',
+      'FAILED',
+      'CANCELLED',
+      'TIMEOUT',
+      'BOGUS',
+    );
     fc.assert(
       fc.property(
         jobId,
@@ -798,11 +839,29 @@ describe('Slurm output parsers (properties)', () => {
           count('reconciles');
           const queue = new Map<string, SqueueRow>();
           if (queued)
-            queue.set(id, { jobId: id, displayId: id, state: queued[1], name: queued[0], comment: '', reason: 'None' });
+            queue.set(id, {
+              jobId: id,
+              displayId: id,
+              state: queued[1],
+              name: queued[0],
+              comment: '',
+              reason: 'None',
+            });
           const accounting = new Map<string, SacctRow>();
           if (accounted)
-            accounting.set(id, { jobId: id, displayId: id, name: accounted[0], state: accounted[1], exitCode: accounted[2], comment: '' });
-          const observation = reconcile(job(id, ourName), queue, accounted === null ? null : accounting);
+            accounting.set(id, {
+              jobId: id,
+              displayId: id,
+              name: accounted[0],
+              state: accounted[1],
+              exitCode: accounted[2],
+              comment: '',
+            });
+          const observation = reconcile(
+            job(id, ourName),
+            queue,
+            accounted === null ? null : accounting,
+          );
           if (observation.kind === 'found') {
             const fromQueue = queued && queued[0] === ourName;
             const fromAccounting = accounted && accounted[0] === ourName;
@@ -818,7 +877,9 @@ describe('Slurm output parsers (properties)', () => {
     fc.assert(
       fc.property(hostileString(CANARY), (name) => {
         count('slurm-names');
-        expect(slurmJobName('0123456789ab', name)).toMatch(/^yonder-0123456789ab(-[A-Za-z0-9_.-]{1,40})?$/);
+        expect(slurmJobName('0123456789ab', name)).toMatch(
+          /^yonder-0123456789ab(-[A-Za-z0-9_.-]{1,40})?$/,
+        );
       }),
       { numRuns: 300 },
     );

@@ -146,13 +146,15 @@ export function hostileComponent(canaryName: string): fc.Arbitrary<string> {
       ),
       { minLength: 1, maxLength: 4 },
     )
-    .map((parts) => parts.join('').replaceAll('/', '_').replace(/[\r\n]/g, ' '))
+    .map((parts) =>
+      parts
+        .join('')
+        .replaceAll('/', '_')
+        .replace(/[\r\n]/g, ' '),
+    )
     .filter(
       (value) =>
-        !value.includes('\0') &&
-        value !== '.' &&
-        value !== '..' &&
-        Buffer.byteLength(value) <= 120,
+        !value.includes('\0') && value !== '.' && value !== '..' && Buffer.byteLength(value) <= 120,
     );
 }
 

@@ -257,8 +257,102 @@ export class JobManager {
    * @throws ValidationError `E_INVALID_JOB_SPEC`; YonderError from the backend.
    */
   async submit(spec: JobSpec, options: { profile?: string } = {}): Promise<JobRecord> {
+    const [job] = await this.submitAll([spec], options, true);
+    return job as JobRecord;
+  }
+
+  /**
+   * Submit several jobs through one profile. Backends that can (`submitMany`) start them in one
+   * round trip to the target. Every job is in the ledger before the backend is asked; a job
+   * the target refused comes back `failed` with its error, the others are submitted.
+   * @throws ValidationError `E_INVALID_JOB_SPEC` (paths start with the job's index) before anything is submitted.
+   */
+  async submitMany(
+    specs: readonly JobSpec[],
+    options: { profile?: string } = {},
+  ): Promise<JobRecord[]> {
+    return this.submitAll(specs, options, false);
+  }
+
+  private async submitAll(
+    specs: readonly JobSpec[],
+    options: { profile?: string },
+    single: boolean,
+  ): Promise<JobRecord[]> {
     const profile = await this.profile(options.profile ?? 'local');
     const backend = await this.resolveBackend(profile.backend, profile);
+    const issues: ValidationIssue[] = [];
+    specs.forEach((spec, index) => {
+      for (const issue of this.specIssues(spec, backend)) {
+        issues.push(
+          single ? issue : { path: `jobs.${index}.${issue.path}`, message: issue.message },
+        );
+      }
+    });
+    assertValid(
+      'E_INVALID_JOB_SPEC',
+      specs.length === 1 ? 'The job cannot be submitted' : 'The jobs cannot be submitted',
+      issues,
+    );
+    const prepared: Array<{ record: JobRecord; request: SubmitRequestV1 }> = [];
+    for (const spec of specs) {
+      const { record, settingsText } = this.newRecord(spec, profile, backend);
+      await this.store.createJob(record);
+      prepared.push({
+        record,
+        request: this.submitRequest(record, spec.secrets ?? {}, settingsText),
+      });
+    }
+    const context = this.context(profile, backend);
+    let outcomes: ReadonlyArray<SubmitResultV1 | { readonly error: unknown }>;
+    if (backend.submitMany && prepared.length > 1) {
+      try {
+        outcomes = await backend.submitMany(
+          prepared.map((entry) => entry.request),
+          context,
+        );
+      } catch (error) {
+        outcomes = prepared.map(() => ({ error }));
+      }
+    } else {
+      outcomes = [];
+      for (const entry of prepared) {
+        try {
+          (outcomes as Array<SubmitResultV1 | { error: unknown }>).push(
+            await backend.submit(entry.request, context),
+          );
+        } catch (error) {
+          (outcomes as Array<SubmitResultV1 | { error: unknown }>).push({ error });
+        }
+      }
+    }
+    const records: JobRecord[] = [];
+    let firstError: YonderError | null = null;
+    for (const [index, { record }] of prepared.entries()) {
+      const outcome = outcomes[index] ?? {
+        error: new YonderError(
+          'E_INTERNAL',
+          `The ${backend.id} backend gave no answer for this job.`,
+        ),
+      };
+      if ('error' in outcome) {
+        const failure = toYonderError(outcome.error, 'E_SUBMIT_FAILED');
+        firstError ??= failure;
+        records.push(await this.recordSubmitFailure(record.id, failure, backend));
+      } else {
+        records.push(
+          await this.store.updateJob(record.id, (job) =>
+            this.applySubmitResult(job, outcome, 'submit'),
+          ),
+        );
+      }
+    }
+    if (single && firstError) throw firstError;
+    return records;
+  }
+
+  /** Everything wrong with a job spec for this backend. */
+  private specIssues(spec: JobSpec, backend: BackendV1): ValidationIssue[] {
     const issues = validateJobSpec(spec);
     const supported = new Set(backend.capabilities.resources);
     for (const [key, value] of Object.entries(spec.resources ?? {})) {
@@ -275,8 +369,15 @@ export class JobManager {
         message: `the ${backend.id} backend takes no scheduler options`,
       });
     }
-    assertValid('E_INVALID_JOB_SPEC', 'The job cannot be submitted', issues);
+    return issues;
+  }
 
+  /** A new ledger record for a job, in `submitting`, and its settings text after path mapping. */
+  private newRecord(
+    spec: JobSpec,
+    profile: Profile,
+    backend: BackendV1,
+  ): { record: JobRecord; settingsText?: string } {
     const id = newJobId();
     const now = this.now().toISOString();
     let settingsText: string | undefined;
@@ -288,10 +389,9 @@ export class JobManager {
       );
       settingsText = `${JSON.stringify(mapped, null, 2)}\n`;
     }
-    const name = spec.name ?? basename(spec.argv[0] as string);
     const record: JobRecord = {
       id,
-      name,
+      name: spec.name ?? basename(spec.argv[0] as string),
       profile: profile.name,
       backend: backend.id,
       target: backend.targetKey(profile),
@@ -325,36 +425,35 @@ export class JobManager {
       data: {},
       revision: 0,
     };
-    await this.store.createJob(record);
-    const request = this.submitRequest(record, spec.secrets ?? {}, settingsText);
-    let result: SubmitResultV1;
-    try {
-      result = await backend.submit(request, this.context(profile, backend));
-    } catch (error) {
-      const failure = toYonderError(error, 'E_SUBMIT_FAILED');
-      const unknownOutcome = failure.code === 'E_TIMEOUT' || failure.code === 'E_TRANSPORT';
-      await this.store.updateJob(id, (job) => {
-        const base: JobRecord = {
-          ...job,
-          error: failure.toJSON(),
-          submitter: null,
-          updatedAt: this.now().toISOString(),
-        };
-        if (unknownOutcome && backend.capabilities.recoverSubmit) return base;
-        return transition(
-          base,
-          'failed',
-          {
-            source: 'submit',
-            reason: unknownOutcome ? 'submit-outcome-unknown' : 'submit-failed',
-            failureKind: 'infrastructure',
-          },
-          this.now(),
-        );
-      });
-      throw failure;
-    }
-    return this.store.updateJob(id, (job) => this.applySubmitResult(job, result, 'submit'));
+    return settingsText === undefined ? { record } : { record, settingsText };
+  }
+
+  /** A submit that failed: failed now, unless the outcome is unknown and can be looked up later. */
+  private recordSubmitFailure(
+    id: string,
+    failure: YonderError,
+    backend: BackendV1,
+  ): Promise<JobRecord> {
+    const unknownOutcome = failure.code === 'E_TIMEOUT' || failure.code === 'E_TRANSPORT';
+    return this.store.updateJob(id, (job) => {
+      const base: JobRecord = {
+        ...job,
+        error: failure.toJSON(),
+        submitter: null,
+        updatedAt: this.now().toISOString(),
+      };
+      if (unknownOutcome && backend.capabilities.recoverSubmit) return base;
+      return transition(
+        base,
+        'failed',
+        {
+          source: 'submit',
+          reason: unknownOutcome ? 'submit-outcome-unknown' : 'submit-failed',
+          failureKind: 'infrastructure',
+        },
+        this.now(),
+      );
+    });
   }
 
   private submitRequest(

@@ -168,6 +168,16 @@ export interface BackendV1 {
    */
   submit(request: SubmitRequestV1, context: BackendContextV1): Promise<SubmitResultV1>;
   /**
+   * Optional: start several jobs of one target at once (one round trip for all). The answer
+   * has one entry per request, in order: its result, or the error that job met (`E_SUBMIT_FAILED`
+   * when nothing started, `E_TRANSPORT`/`E_TIMEOUT` when it is not known).
+   * @throws YonderError only when none of them could be tried.
+   */
+  submitMany?(
+    requests: readonly SubmitRequestV1[],
+    context: BackendContextV1,
+  ): Promise<ReadonlyArray<SubmitResultV1 | { readonly error: unknown }>>;
+  /**
    * Find jobs whose submit was interrupted: the result if the target has the job, null if it
    * certainly does not. Only called when `capabilities.recoverSubmit`.
    * @throws YonderError when the target cannot be asked.
