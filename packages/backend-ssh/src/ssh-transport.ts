@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createConnection, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
+  BoundedBuffer,
   type Profile,
   type RunOptionsV1,
   type RunResultV1,
@@ -48,47 +49,6 @@ export interface SshTransportOptions {
   profile: Profile;
   /** The environment (SSH_AUTH_SOCK). Default: this process's. */
   env?: NodeJS.ProcessEnv;
-}
-
-class Bounded {
-  private chunks: Buffer[] = [];
-  private size = 0;
-  truncated = false;
-  constructor(
-    private readonly limit: number,
-    private readonly keep: 'head' | 'tail',
-  ) {}
-  push(chunk: Buffer): void {
-    if (this.keep === 'head') {
-      if (this.size >= this.limit) {
-        this.truncated = true;
-        return;
-      }
-      const room = this.limit - this.size;
-      const piece = chunk.length > room ? chunk.subarray(0, room) : chunk;
-      if (piece !== chunk) this.truncated = true;
-      this.chunks.push(piece);
-      this.size += piece.length;
-      return;
-    }
-    this.chunks.push(chunk);
-    this.size += chunk.length;
-    while (this.size > this.limit && this.chunks.length > 0) {
-      this.truncated = true;
-      const first = this.chunks[0] as Buffer;
-      const excess = this.size - this.limit;
-      if (first.length <= excess) {
-        this.chunks.shift();
-        this.size -= first.length;
-      } else {
-        this.chunks[0] = first.subarray(excess);
-        this.size -= excess;
-      }
-    }
-  }
-  text(): string {
-    return Buffer.concat(this.chunks).toString('utf8');
-  }
 }
 
 interface Connection {
@@ -443,8 +403,8 @@ export class SshTransport implements TransportV1 {
       }
     });
     return new Promise<RunResultV1>((resolvePromise, rejectPromise) => {
-      const stdout = new Bounded(limit, 'head');
-      const stderr = new Bounded(limit, 'tail');
+      const stdout = new BoundedBuffer(limit, 'head');
+      const stderr = new BoundedBuffer(limit, 'tail');
       let settled = false;
       const finish = (action: () => void): void => {
         if (settled) return;

@@ -1,36 +1,16 @@
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from './test-support/run-cli.js';
 
-const BIN = new URL('../dist/bin.js', import.meta.url).pathname;
 const HOSTS = new URL('../../../scripts/sshd-hosts.sh', import.meta.url).pathname;
 let state: string;
 let sshConfig: string;
 
-function yonder(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], {
-      env: {
-        ...process.env,
-        YONDER_STATE_DIR: state,
-        NO_COLOR: '1',
-        YONDER_PROFILE: '',
-        SSH_AUTH_SOCK: '',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => {
-      stdout += chunk;
-    });
-    child.stderr.on('data', (chunk) => {
-      stderr += chunk;
-    });
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+function yonder(args: string[]) {
+  return runCli(args, { YONDER_STATE_DIR: state, SSH_AUTH_SOCK: '' });
 }
 
 beforeAll(() => {

@@ -1,10 +1,9 @@
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { runCli } from './test-support/run-cli.js';
 
-const BIN = new URL('../dist/bin.js', import.meta.url).pathname;
 let state: string;
 let work: string;
 
@@ -14,23 +13,8 @@ interface Result {
   stderr: string;
 }
 
-function yonder(args: string[], env: Record<string, string> = {}): Promise<Result> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], {
-      cwd: work,
-      env: { ...process.env, YONDER_STATE_DIR: state, NO_COLOR: '1', YONDER_PROFILE: '', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => {
-      stdout += chunk;
-    });
-    child.stderr.on('data', (chunk) => {
-      stderr += chunk;
-    });
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+function yonder(args: string[], env: Record<string, string> = {}) {
+  return runCli(args, { YONDER_STATE_DIR: state, ...env }, work);
 }
 
 async function json(

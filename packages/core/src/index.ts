@@ -48,7 +48,12 @@ export * from './spec/index.js';
 export * from './state/index.js';
 export { createMemoryStore } from './store/memory-store.js';
 export * from './template/index.js';
-export { buildEnvironment, createLocalTransport, runLocal } from './transport/local-transport.js';
+export {
+  BoundedBuffer,
+  buildEnvironment,
+  createLocalTransport,
+  runLocal,
+} from './transport/local-transport.js';
 export * from './validation/index.js';
 
 /** This package's version. */

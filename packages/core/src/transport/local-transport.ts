@@ -7,7 +7,7 @@ const DEFAULT_TIMEOUT_MS = 60_000;
 const DEFAULT_MAX_OUTPUT = 8 * 1024 * 1024;
 
 /** Keeps the first `limit` bytes (stdout: what parsers need) or the last (stderr: where errors are). */
-class BoundedBuffer {
+export class BoundedBuffer {
   private chunks: Buffer[] = [];
   private size = 0;
   truncated = false;
