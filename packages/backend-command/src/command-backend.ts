@@ -28,6 +28,7 @@ import {
   shQuote,
   tailLines,
   type ValidationIssue,
+  withoutField,
   YonderError,
 } from '@yonder/core';
 import { type CommandOptions, CommandOptionsSchema, PLACEHOLDERS } from './command-options.js';
@@ -321,7 +322,7 @@ export function createCommandBackend(): BackendV1 {
       );
       if (result.exitCode !== 0)
         throw new YonderError('E_SUBMIT_FAILED', `The submit command failed: ${failure(result)}`);
-      const output = result.stdout.replace(/^DIR .*\n?/m, '');
+      const output = withoutField(result.stdout, 'DIR');
       const raw = extractId(output, options(request.profile).idPattern);
       if (!raw) {
         throw new YonderError(

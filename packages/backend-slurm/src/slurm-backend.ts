@@ -11,6 +11,7 @@ import {
   jobPayload,
   type LogChunkV1,
   type ObservationV1,
+  outputField,
   type ProbeReportV1,
   type Profile,
   parseExternalId,
@@ -20,6 +21,7 @@ import {
   type SubmitRequestV1,
   type SubmitResultV1,
   type ValidationIssue,
+  withoutField,
   YonderError,
 } from '@yonder/core';
 import {
@@ -48,8 +50,43 @@ const CHUNK = 500;
 /** A submit younger than this may still be in flight: recovery does not give up on it yet. */
 const SUBMIT_GRACE_MS = 200_000;
 /** Options yonder sets itself; passing them through would break the job's identity or files. */
-const RESERVED_OPTIONS =
-  /^(--?(output|error|job-name|comment|parsable|wrap|open-mode|chdir|export|requeue|no-requeue|array)\b|-[oeJD]$|-[oeJD].)/;
+const RESERVED_LONG = [
+  'output',
+  'error',
+  'job-name',
+  'comment',
+  'parsable',
+  'wrap',
+  'open-mode',
+  'chdir',
+  'export',
+  'requeue',
+  'no-requeue',
+  'array',
+];
+const RESERVED_SHORT = new Set(['o', 'e', 'J', 'D', 'a']);
+/** sbatch's short options that take a value: in `-c4` the rest of the word is the value. */
+const SHORT_WITH_VALUE = new Set([...'ABcCdDeFGiJLmMnNopqStwx']);
+
+/**
+ * Whether a scheduler-option word sets something yonder sets itself: a reserved long option,
+ * an unambiguous prefix of one (getopt accepts `--outp` for `--output`), or a reserved short
+ * option, alone or grouped (`-vJname`).
+ */
+export function isReservedOption(word: string): boolean {
+  if (word.startsWith('--')) {
+    const name = word.slice(2).split('=')[0] as string;
+    return RESERVED_LONG.some(
+      (option) => option === name || (name.length >= 3 && option.startsWith(name)),
+    );
+  }
+  if (!word.startsWith('-') || word.length < 2) return false;
+  for (const letter of word.slice(1)) {
+    if (RESERVED_SHORT.has(letter)) return true;
+    if (SHORT_WITH_VALUE.has(letter)) return false;
+  }
+  return false;
+}
 
 interface SlurmJobData extends JsonObject {
   jobDir: string;
@@ -260,7 +297,7 @@ export function createSlurmBackend(): BackendV1 {
   /** The sbatch arguments, payload and Slurm job name of one request (or why it cannot be sent). */
   const prepare = (request: SubmitRequestV1, report: ProbeReportV1) => {
     const workdir = workdirOf(request.profile, report);
-    const reserved = request.schedulerOptions.find((word) => RESERVED_OPTIONS.test(word));
+    const reserved = request.schedulerOptions.find(isReservedOption);
     if (reserved) {
       return new YonderError(
         'E_INVALID_JOB_SPEC',
@@ -302,9 +339,9 @@ export function createSlurmBackend(): BackendV1 {
         throw new YonderError('E_SCHEDULER_UNAVAILABLE', `sbatch: ${message}`);
       throw new YonderError('E_SUBMIT_FAILED', `Slurm refused the job: ${message}`);
     }
-    const dirLine = /^DIR (.+)$/m.exec(out);
-    const answer = parseSbatchId(out.replace(/^DIR .*$/m, ''));
-    if (!answer || !dirLine)
+    const jobDir = outputField(out, 'DIR');
+    const answer = parseSbatchId(withoutField(out, 'DIR'));
+    if (!answer || !jobDir)
       throw new YonderError(
         'E_TRANSPORT',
         `sbatch gave no job id: ${JSON.stringify(out.slice(-300))}`,
@@ -329,7 +366,6 @@ export function createSlurmBackend(): BackendV1 {
         `sbatch answered with job ${id} on cluster ${cluster}; multi-cluster submission is not supported, so ${outcome}. Remove --clusters/-M from the options.`,
       );
     }
-    const jobDir = dirLine[1] as string;
     const data: SlurmJobData = {
       jobDir,
       log: `${jobDir}/job.log`,

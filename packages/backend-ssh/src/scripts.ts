@@ -66,6 +66,27 @@ done
 `;
 
 /**
+ * Find jobs whose submit was interrupted: arguments are job directories. Prints `BOOT <id>`,
+ * then per job `<index> NODIR`, `<index> NOPID` or `<index> FOUND <pid> <start time>`.
+ */
+export const SSH_RECOVER_SCRIPT = `${IDENTITY_FUNCTION}
+printf 'BOOT %s\\n' "$(cat /proc/sys/kernel/random/boot_id 2>/dev/null || echo unknown)"
+i=0
+for d in "$@"; do
+  if [ ! -d "$d" ]; then printf '%s NODIR\\n' "$i"
+  elif [ ! -f "$d/wrapper.pid" ]; then printf '%s NOPID\\n' "$i"
+  else
+    pid=$(cat "$d/wrapper.pid")
+    now=$(cat "/proc/$pid/stat" 2>/dev/null || true)
+    start=0
+    if [ -n "$now" ]; then start=$(identity "$now" | cut -d' ' -f2); fi
+    printf '%s FOUND %s %s\\n' "$i" "$pid" "$start"
+  fi
+  i=$((i + 1))
+done
+`;
+
+/**
  * Signal jobs' process groups, each only after re-checking its identity: $1 the signal
  * (TERM or KILL), then (pid, start time) pairs. Prints `<index> SENT|NOTRUNNING|FAILED`.
  */

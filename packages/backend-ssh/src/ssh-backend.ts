@@ -8,19 +8,28 @@ import {
   jobPayload,
   type LogChunkV1,
   type ObservationV1,
+  outputField,
   type ProbeReportV1,
   type Profile,
   parseExternalId,
   type RunResultV1,
   readRemoteLog,
   replacePlaceholder,
+  type SubmitResultV1,
   Type,
   YonderError,
 } from '@yonder/core';
-import { SSH_CANCEL_SCRIPT, SSH_POLL_SCRIPT, SSH_SUBMIT_SCRIPT } from './scripts.js';
+import {
+  SSH_CANCEL_SCRIPT,
+  SSH_POLL_SCRIPT,
+  SSH_RECOVER_SCRIPT,
+  SSH_SUBMIT_SCRIPT,
+} from './scripts.js';
 
 export const SSH_BACKEND_ID = 'ssh';
 const TIMEOUT_MS = 60_000;
+/** Longer than a submit may run on the host: after this, a job that left no trace never started. */
+const SUBMIT_GRACE_MS = 90_000;
 
 /** Options of an ssh profile. */
 export const SshOptionsSchema = Type.Object(
@@ -100,7 +109,7 @@ export function createSshBackend(): BackendV1 {
       resources: [],
       schedulerOptions: false,
       host: 'required',
-      recoverSubmit: false,
+      recoverSubmit: true,
       logs: true,
     },
     optionsSchema: SshOptionsSchema,
@@ -142,8 +151,7 @@ export function createSshBackend(): BackendV1 {
           'E_SUBMIT_FAILED',
           `The job could not be started on ${context.transport.target}: ${failure(result)}`,
         );
-      const field = (name: string): string =>
-        new RegExp(`^${name} (.*)$`, 'm').exec(result.stdout)?.[1] ?? '';
+      const field = (name: string): string => outputField(result.stdout, name) ?? '';
       const pid = field('PID');
       if (!/^\d+$/.test(pid))
         throw new YonderError(
@@ -164,6 +172,49 @@ export function createSshBackend(): BackendV1 {
         nativeState: 'running',
         data,
       };
+    },
+
+    async recover(requests, context) {
+      const out = new Map<string, SubmitResultV1 | null>();
+      const first = requests[0];
+      if (!first) return out;
+      const report = await probe(first.profile, context, false);
+      const dirs = requests.map(
+        (request) =>
+          `${request.profile.workdir ?? `${String(report.facts.home)}/.yonder/jobs`}/${request.id}`,
+      );
+      const result = await context.transport.runScript(SSH_RECOVER_SCRIPT, dirs, {
+        timeoutMs: TIMEOUT_MS,
+      });
+      if (result.exitCode !== 0)
+        throw new YonderError(
+          'E_TRANSPORT',
+          `Looking for interrupted submits failed: ${failure(result)}`,
+        );
+      const boot = outputField(result.stdout, 'BOOT') ?? '';
+      const lines = new Map<number, string[]>();
+      for (const line of result.stdout.split('\n')) {
+        const match = /^(\d+) (.*)$/.exec(line);
+        if (match) lines.set(Number(match[1]), (match[2] as string).split(' '));
+      }
+      requests.forEach((request, index) => {
+        const [word, pid, start] = lines.get(index) ?? [];
+        const jobDir = dirs[index] as string;
+        if (word === 'FOUND' && pid && /^\d+$/.test(pid)) {
+          const data: JsonObject = {
+            jobDir,
+            log: `${jobDir}/job.log`,
+            pid: Number(pid),
+            startTime: start ?? '0',
+            bootId: boot,
+          };
+          out.set(request.id, { externalId: pid, state: 'running', nativeState: 'running', data });
+        } else if (word && Date.now() - Date.parse(request.createdAt) > SUBMIT_GRACE_MS) {
+          // The submit script runs under a time limit: by now it has finished or died.
+          out.set(request.id, null);
+        }
+      });
+      return out;
     },
 
     async poll(jobs, context) {

@@ -89,7 +89,6 @@ export class SshTransport implements TransportV1 {
   private connection: Connection | null = null;
   private connecting: Promise<Connection> | null = null;
   private failures = 0;
-  private lastFailureAt = 0;
   private limit: number;
   private active = 0;
   private readonly waiters: Array<() => void> = [];
@@ -299,13 +298,10 @@ export class SshTransport implements TransportV1 {
     });
   }
 
+  /** When the next connection attempt may start (backoff after failures, with jitter). */
+  private nextAttemptAt = 0;
+
   private async open(): Promise<Connection> {
-    const wait =
-      this.failures > 0
-        ? Math.min(30_000, 250 * 2 ** (this.failures - 1)) * (0.8 + Math.random() * 0.4)
-        : 0;
-    const remaining = this.lastFailureAt + wait - Date.now();
-    if (remaining > 0) await sleep(remaining);
     const destination = this.resolve(this.profile.host as string);
     const clients: Client[] = [];
     try {
@@ -358,14 +354,29 @@ export class SshTransport implements TransportV1 {
     } catch (error) {
       for (const client of clients) client.end();
       this.failures += 1;
-      this.lastFailureAt = Date.now();
+      this.nextAttemptAt =
+        Date.now() + Math.min(30_000, 250 * 2 ** (this.failures - 1)) * (0.8 + Math.random() * 0.4);
       throw error;
     }
   }
 
-  private async ensure(): Promise<Connection> {
+  /**
+   * The live connection, or a new one. After failures, waits out the backoff — but never longer
+   * than the caller's own time limit: if the wait would not fit, it fails at once.
+   */
+  private async ensure(budgetMs: number): Promise<Connection> {
     if (this.closedByUser) throw new YonderError('E_TRANSPORT', 'The SSH transport was closed.');
     if (this.connection && !this.connection.closed) return this.connection;
+    const wait = this.nextAttemptAt - Date.now();
+    if (wait > 0 && !this.connecting) {
+      if (wait > budgetMs) {
+        throw new YonderError(
+          'E_TRANSPORT',
+          `${this.target} could not be reached (${this.failures} failed attempts); the next attempt is in ${Math.ceil(wait / 1000)} s.`,
+        );
+      }
+      await sleep(wait);
+    }
     this.connecting ??= this.open().finally(() => {
       this.connecting = null;
     });
@@ -501,7 +512,7 @@ export class SshTransport implements TransportV1 {
     await this.acquire();
     try {
       for (let attempt = 0; ; attempt += 1) {
-        const connection = await this.ensure();
+        const connection = await this.ensure(options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
         try {
           return await this.execOnce(connection, command, options);
         } catch (error) {

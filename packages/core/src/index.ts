@@ -65,7 +65,9 @@ export { cachedProbe } from './probe/probe-cache.js';
 export {
   EXIT_CODES_SCRIPT,
   jobPayload,
+  outputField,
   PREPARE_JOB_DIRECTORY,
   READ_LOG_SCRIPT,
   readRemoteLog,
+  withoutField,
 } from './remote/remote-scripts.js';

@@ -61,35 +61,20 @@ export function tryLock(path: string, ttlMs: number): HeldLock | null {
     nonce: randomBytes(8).toString('hex'),
     expiresAt: Date.now() + ttlMs,
   };
+  const held: HeldLock = {
+    release() {
+      const current = readHolder(path);
+      if (current !== 'missing' && current !== null && current.nonce === me.nonce) {
+        try {
+          unlinkSync(path);
+        } catch {
+          /* already gone */
+        }
+      }
+    },
+  };
   for (let attempt = 0; attempt < 3; attempt += 1) {
-    try {
-      const fd = openSync(path, 'wx', 0o600);
-      try {
-        writeSync(fd, JSON.stringify(me));
-      } finally {
-        closeSync(fd);
-      }
-      return {
-        release() {
-          const holder = readHolder(path);
-          if (holder !== 'missing' && holder !== null && holder.nonce === me.nonce) {
-            try {
-              unlinkSync(path);
-            } catch {
-              /* already gone */
-            }
-          }
-        },
-      };
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') {
-        throw new YonderError(
-          'E_STORE',
-          `Cannot create lock ${path}: ${(error as Error).message}`,
-          { cause: error },
-        );
-      }
-    }
+    if (create(path, me)) return held;
     const holder = readHolder(path);
     if (holder === 'missing') continue;
     if (!isStale(path, holder, Date.now())) return null;
@@ -120,6 +105,35 @@ export function tryLock(path: string, ttlMs: number): HeldLock | null {
     } catch {}
   }
   return null;
+}
+
+/**
+ * Create the lock file holding `me`: written to a temporary file, then linked into place, so
+ * the lock appears whole or not at all (a crash or a full disk never leaves an empty lock).
+ * False when the lock exists.
+ * @throws YonderError `E_STORE` when it cannot be written.
+ */
+function create(path: string, me: Holder): boolean {
+  const temporary = `${path}.${me.nonce}.tmp`;
+  try {
+    const fd = openSync(temporary, 'wx', 0o600);
+    try {
+      writeSync(fd, JSON.stringify(me));
+    } finally {
+      closeSync(fd);
+    }
+    linkSync(temporary, path);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw new YonderError('E_STORE', `Cannot create lock ${path}: ${(error as Error).message}`, {
+      cause: error,
+    });
+  } finally {
+    try {
+      unlinkSync(temporary);
+    } catch {}
+  }
 }
 
 /**

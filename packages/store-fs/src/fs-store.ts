@@ -203,7 +203,13 @@ export class FsStore implements StoreV1 {
     const path = this.jobPath(job.id);
     const marker = join(this.dirs.active, job.id);
     try {
-      mkdirSync(join(this.dirs.jobs, job.id.slice(0, 2)), { recursive: true, mode: 0o700 });
+      try {
+        // Not recursive: the jobs directory exists, and Node's recursive mkdir reports a
+        // read-only file system as ENOENT.
+        mkdirSync(join(this.dirs.jobs, job.id.slice(0, 2)), { mode: 0o700 });
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      }
       if (!isTerminal(job.state)) closeSync(openSync(marker, 'w', 0o600));
       createFileAtomic(path, `${JSON.stringify(job)}\n`);
     } catch (error) {

@@ -35,6 +35,26 @@ elif [ "$n1$n2$n3" != 000 ]; then
 fi
 `;
 
+/**
+ * The value of a `NAME value` line a remote script printed. Lines are split on "\n" only:
+ * a path may hold U+2028 or U+2029, which JavaScript's `^`/`$` would take for line ends.
+ */
+export function outputField(stdout: string, name: string): string | undefined {
+  const prefix = `${name} `;
+  return stdout
+    .split('\n')
+    .find((line) => line.startsWith(prefix))
+    ?.slice(prefix.length);
+}
+
+/** The output without its `NAME value` lines. */
+export function withoutField(stdout: string, name: string): string {
+  return stdout
+    .split('\n')
+    .filter((line) => !line.startsWith(`${name} `))
+    .join('\n');
+}
+
 /** stdin and the `lengths` argument for PREPARE_JOB_DIRECTORY. */
 export function jobPayload(
   env: Readonly<Record<string, string>>,
