@@ -9,6 +9,7 @@ import {
   type ObservationV1,
   PREPARE_JOB_DIRECTORY,
   type Profile,
+  parseExitCodes,
   parseExternalId,
   type RunOptionsV1,
   readRemoteLog,
@@ -168,10 +169,7 @@ export function createTspBackend(): BackendV1 {
           EXIT_CODES_SCRIPT,
           finished.map((job) => String(job.data.jobDir)),
         );
-        for (const line of result.stdout.split('\n')) {
-          const match = /^(.*)\t(\d+)$/.exec(line);
-          if (match) codes.set(match[1] as string, Number(match[2]));
-        }
+        for (const [dir, code] of parseExitCodes(result.stdout)) codes.set(dir, code);
       }
       for (const job of jobs) {
         const state = states.get(job.externalId ?? '');

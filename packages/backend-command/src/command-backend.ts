@@ -20,6 +20,7 @@ import {
   PREPARE_JOB_DIRECTORY,
   type ProbeReportV1,
   type Profile,
+  parseExitCodes,
   parseExternalId,
   parseTemplate,
   type RunResultV1,
@@ -428,11 +429,7 @@ export function createCommandBackend(): BackendV1 {
             { timeoutMs: 60_000 },
           )
           .catch(() => null);
-        const codes = new Map<string, number>();
-        for (const line of result?.stdout.split('\n') ?? []) {
-          const match = /^(.*)\t(\d+)$/.exec(line);
-          if (match) codes.set(match[1] as string, Number(match[2]));
-        }
+        const codes = parseExitCodes(result?.stdout ?? '');
         for (const job of settle) {
           const code = codes.get(String(job.data.jobDir));
           if (code === undefined) continue;

@@ -14,6 +14,7 @@ import {
   outputField,
   type ProbeReportV1,
   type Profile,
+  parseExitCodes,
   parseExternalId,
   type RunResultV1,
   readRemoteLog,
@@ -416,7 +417,7 @@ export function createSlurmBackend(): BackendV1 {
     const out = new Map<number, string>();
     const err = new Map<number, string>();
     for (const line of result.stdout.split('\n')) {
-      const match = /^(JOB|OUT|ERR) (\d+) ?(.*)$/.exec(line);
+      const match = /^(JOB|OUT|ERR) (\d+) ?([^]*)$/.exec(line);
       if (!match) continue;
       const job = Number(match[2]);
       if (match[1] === 'JOB') status.set(job, Number(match[3]));
@@ -469,6 +470,12 @@ export function createSlurmBackend(): BackendV1 {
       const issues: ValidationIssue[] = [];
       const binDir = options(profile).binDir;
       if (binDir !== undefined) issues.push(...checkAbsolutePath(binDir, 'options.binDir'));
+      if (profile.workdir?.includes('\\')) {
+        issues.push({
+          path: 'workdir',
+          message: 'may not contain "\\" (Slurm reads it in output file names)',
+        });
+      }
       if (profile.workdir?.includes('%')) {
         issues.push({
           path: 'workdir',
@@ -676,11 +683,7 @@ async function addExitCodes(
   } catch {
     return;
   }
-  const codes = new Map<string, number>();
-  for (const line of result.stdout.split('\n')) {
-    const match = /^(.*)\t(\d+)$/.exec(line);
-    if (match) codes.set(match[1] as string, Number(match[2]));
-  }
+  const codes = parseExitCodes(result.stdout);
   for (const job of finished) {
     const code = codes.get(String(job.data.jobDir));
     const observation = observations.get(job.id);

@@ -76,11 +76,21 @@ for d in "$@"; do
   if [ ! -d "$d" ]; then printf '%s NODIR\\n' "$i"
   elif [ ! -f "$d/wrapper.pid" ]; then printf '%s NOPID\\n' "$i"
   else
-    pid=$(cat "$d/wrapper.pid")
+    read -r pid start < "$d/wrapper.pid"
+    if [ -z "\${start:-}" ]; then
+      now=$(cat "/proc/$pid/stat" 2>/dev/null || true)
+      start=0
+      if [ -n "$now" ]; then start=$(identity "$now" | cut -d' ' -f2); fi
+    fi
     now=$(cat "/proc/$pid/stat" 2>/dev/null || true)
-    start=0
-    if [ -n "$now" ]; then start=$(identity "$now" | cut -d' ' -f2); fi
-    printf '%s FOUND %s %s\\n' "$i" "$pid" "$start"
+    seen=
+    if [ -n "$now" ]; then seen=$(identity "$now"); fi
+    case $seen in
+      Z\\ *|X\\ *|'') alive=no ;;
+      *) if [ "\${seen#* }" = "$start" ]; then alive=yes; else alive=no; fi ;;
+    esac
+    if [ "$alive" = no ] && [ ! -f "$d/exit-code" ]; then printf '%s DEAD\\n' "$i"
+    else printf '%s FOUND %s %s\\n' "$i" "$pid" "$start"; fi
   fi
   i=$((i + 1))
 done

@@ -209,6 +209,9 @@ export function createSshBackend(): BackendV1 {
             bootId: boot,
           };
           out.set(request.id, { externalId: pid, state: 'running', nativeState: 'running', data });
+        } else if (word === 'DEAD') {
+          // It started, then died without an exit status (its pid may be someone else's now).
+          out.set(request.id, null);
         } else if (word && Date.now() - Date.parse(request.createdAt) > SUBMIT_GRACE_MS) {
           // The submit script runs under a time limit: by now it has finished or died.
           out.set(request.id, null);

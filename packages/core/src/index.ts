@@ -67,6 +67,7 @@ export {
   jobPayload,
   outputField,
   PREPARE_JOB_DIRECTORY,
+  parseExitCodes,
   READ_LOG_SCRIPT,
   readRemoteLog,
   withoutField,

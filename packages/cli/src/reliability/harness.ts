@@ -32,6 +32,10 @@ export const DIST = {
 export const SLURM_SCRIPT = join(ROOT, 'scripts/slurm-cluster.sh');
 export const HOSTS_SCRIPT = join(ROOT, 'scripts/sshd-hosts.sh');
 
+/** A JSON document read raw (a CLI answer, a record from disk) whose shape the test checks. */
+// biome-ignore lint/suspicious/noExplicitAny: raw JSON under test, checked field by field
+export type Raw = any;
+
 const cleanups: Array<() => void> = [];
 
 /** A fresh temporary directory, removed by `cleanupAll`. */
@@ -154,12 +158,12 @@ export async function yonder(args: readonly string[], options: CliOptions): Prom
 export async function yonderJson(
   args: readonly string[],
   options: CliOptions,
-): Promise<CliResult & { doc: any }> {
+): Promise<CliResult & { doc: Raw }> {
   const split = args.indexOf('--');
   const withJson =
     split < 0 ? [...args, '--json'] : [...args.slice(0, split), '--json', ...args.slice(split)];
   const result = await yonder(withJson, options);
-  let doc: any;
+  let doc: Raw;
   try {
     doc = JSON.parse(result.stdout);
   } catch {
@@ -175,7 +179,7 @@ export async function yonderJson(
 export interface DiskRecord {
   path: string;
   text: string;
-  job: any | null;
+  job: Raw | null;
   error: string | null;
 }
 
@@ -222,7 +226,7 @@ export function jobPath(state: string, id: string): string {
   return join(state, 'jobs', id.slice(0, 2), `${id}.json`);
 }
 
-export function readJob(state: string, id: string): any {
+export function readJob(state: string, id: string): Raw {
   return JSON.parse(readFileSync(jobPath(state, id), 'utf8'));
 }
 

@@ -165,19 +165,12 @@ it('hostile argv, name, env, settings, cwd and workdir reach a Slurm job byte fo
   );
 }, 150_000);
 
-// BUG (packages/backend-slurm/src/slurm-backend.ts, RESERVED_OPTIONS and submit's check):
-// the reserved-option check matches whole option names only, but sbatch (getopt_long) accepts
-// any unambiguous prefix of a long option and grouped short options. `--job-n=x`, `--comm=x`,
-// `--chd=/x` and `-vJx` pass the check and, coming after yonder's own options, override the job
-// name, the comment marker and the directory. With another job name, squeue and sacct rows no
-// longer match data.jobName: the job is reported absent and, after three polls, failed/lost
-// while it runs (or ran) fine.
-// Input: schedulerOptions ['--job-n=evil'] (also ['-vJevil'], ['--comm=evil']).
-// Expected: E_INVALID_JOB_SPEC naming the option. Actual: accepted; the job is declared lost.
-// Fix: normalise before checking: split grouped short options, and compare a long option's
-// name against every reserved name it is a prefix of (`'job-name'.startsWith(given)`); or put
-// yonder's own options last on the sbatch command line (after the user's) so they win.
-it.fails('scheduler options cannot override the options yonder reserves (abbreviated or grouped)', async () => {
+// Regression (found by this suite, fixed in 7d65569): the reserved-option check matched whole
+// option names only, but sbatch (getopt_long) takes any unambiguous prefix of a long option and
+// grouped short options: `--job-n=x`, `-vJx`, `--comm=x`, `--chd=/x` overrode the job name, the
+// comment marker and the directory; a renamed job no longer matched its squeue/sacct rows and
+// was declared failed/lost after three polls while it ran.
+it('scheduler options cannot override the options yonder reserves (abbreviated or grouped)', async () => {
   const workdir = scratch('slurm-reserved');
   await manager.saveProfile({ name: 'reserved', backend: 'slurm', workdir });
   const accepted: string[] = [];
@@ -206,7 +199,7 @@ it.fails('scheduler options cannot override the options yonder reserves (abbrevi
   expect(accepted).toEqual([]);
 }, 60_000);
 
-// BUG (packages/backend-slurm/src/slurm-backend.ts validateProfile): only `%` is refused in
+// Was a bug, fixed (packages/backend-slurm/src/slurm-backend.ts validateProfile): only `%` is refused in
 // a Slurm workdir, but Slurm also treats `\` in --output paths specially: it removes it (and
 // disables %-patterns), so `--output=<workdir>/<id>/job.log` names another directory. The job
 // cannot open its output and fails at launch (sacct ExitCode 0:53), reported as an
@@ -216,7 +209,7 @@ it.fails('scheduler options cannot override the options yonder reserves (abbrevi
 // succeeds. Actual: every job on the profile fails with 0:53.
 // Fix: refuse `\` in validateProfile alongside `%` (and in the job's cwd if it ever reaches
 // a directive), with the same message.
-it.fails('a Slurm workdir with a backslash is refused, or its jobs run', async () => {
+it('a Slurm workdir with a backslash is refused, or its jobs run', async () => {
   const workdir = join(scratch('slurm-backslash'), 'a\\b');
   const issues = await manager.validateProfile({ name: 'bs', backend: 'slurm', workdir });
   if (issues.length > 0) return;

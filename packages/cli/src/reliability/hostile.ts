@@ -49,9 +49,11 @@ export const SYNTAX_FRAGMENTS: readonly string[] = [
   '\\n',
   "'\\''",
   '$HOME',
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: sh syntax, on purpose
   '${PATH}',
   '$(id)',
   '$IFS',
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: sh syntax, on purpose
   '${IFS}',
   '$1',
   '$@',

@@ -48,6 +48,16 @@ function rewrite(state: string, id: string, change: (job: any) => void): void {
   renameSync(temporary, path);
 }
 
+/**
+ * What pid reuse does to what the wrapper recorded: its pid now names another process. Whatever
+ * else the wrapper wrote (its start time, …) stays as it was.
+ */
+function recyclePid(path: string, pid: number): void {
+  const text = readFileSync(path, 'utf8');
+  expect(text).toMatch(/^\d+/);
+  writeFileSync(path, text.replace(/^\d+/, String(pid)));
+}
+
 function killGroup(pid: number): void {
   try {
     process.kill(-pid, 'SIGKILL');
@@ -162,7 +172,7 @@ describe('local backend', () => {
     survivors.push(`lock holder recycled (cancel took ${cancelled.ms} ms)`);
   }, 60_000);
 
-  // BUG (packages/core/src/backend/local/local-backend.ts, recover(): `const identity =
+  // Was a bug, fixed (packages/core/src/backend/local/local-backend.ts, recover(): `const identity =
   // readProcessIdentity(pid)` then `startTime: identity?.startTime ?? '0'`): recovering an
   // interrupted submit adopts whatever process has the pid in wrapper.pid NOW, with that
   // process's start time, so a recycled pid becomes "the job". The job is reported running
@@ -170,15 +180,15 @@ describe('local backend', () => {
   // (repeatCancels runs before the poll). Happens when a submit was interrupted after the
   // wrapper started and the wrapper has since died (or the machine rebooted: the boot id is
   // not checked either), and the pid was reused before anyone refreshed.
-  // Input: a `submitting` record whose submitter is dead, its job directory holding
-  // wrapper.pid = <pid of an unrelated live process>, no exit-code.
+  // Input: a `submitting` record whose submitter is dead, its job directory's wrapper.pid as the
+  // wrapper wrote it but with the pid now naming an unrelated live process, no exit-code.
   // Expected: not adopted (failed/submit-interrupted or lost), the bystander survives.
   // Actual: state running with externalId = bystander pid; cancel kills the bystander (SIGTERM).
   // Fix: have the wrapper record its own identity (pid and /proc/self/stat start time, boot id)
   // in wrapper.pid, and adopt only a process that matches it; or at least refuse a process that
   // started before the job directory was created, whose boot id differs, or whose
   // /proc/PID/cmdline is not `sh -c <wrapper> yonder-job <jobDir> …`.
-  it.fails('recovering an interrupted submit never adopts a recycled wrapper pid', async () => {
+  it('recovering an interrupted submit never adopts a recycled wrapper pid', async () => {
     const state = scratch('pid-recover');
     const cli = { state, cwd: state };
     const job = await submitSleeper(cli);
@@ -194,7 +204,7 @@ describe('local backend', () => {
       record.history = record.history.slice(0, 1);
       record.submitter = { pid: 999_999, startTime: '1', bootId: readBootId(), host: hostname() };
     });
-    writeFileSync(join(job.data.jobDir, 'wrapper.pid'), `${other.pid}\n`);
+    recyclePid(join(job.data.jobDir, 'wrapper.pid'), other.pid as number);
     const status = await yonderJson(['status', job.id], cli);
     const cancel = await yonderJson(['cancel', job.id], cli);
     await sleep(300);
@@ -259,5 +269,74 @@ describe('ssh backend', () => {
     killGroup(otherPid);
     killGroup(job.data.pid);
     survivors.push('ssh pid→remote bystander, cancel');
+  }, 60_000);
+
+  // Was a bug, fixed (packages/backend-ssh/src/scripts.ts SSH_RECOVER_SCRIPT and ssh-backend.ts recover(),
+  // both added in 7d65569 after this suite found that ssh submits could not be recovered): the
+  // same flaw as the local backend's recover() above. The script reads wrapper.pid and reports
+  // the start time of whatever process has that pid NOW (`identity "$now"`), with the current
+  // boot id, so a recycled pid is adopted as the job, and SSH_CANCEL_SCRIPT, whose identity check
+  // then matches, sends the TERM to the unrelated process group.
+  // Input: a `submitting` ssh record (submitter dead) whose remote job directory's wrapper.pid,
+  // as the wrapper wrote it, now names another live process of the remote user; no exit-code.
+  // Expected: not adopted; the bystander survives `yonder cancel`. Actual: reported running
+  // with externalId = bystander pid; cancel kills the bystander.
+  // Fix: as for the local backend: the wrapper writes its own start time and boot id next to
+  // its pid (e.g. "pid start boot" in wrapper.pid, from /proc/self/stat), and recover adopts a
+  // process only when all three match.
+  it('recovering an interrupted ssh submit never adopts a recycled wrapper pid', async () => {
+    requireSshHosts();
+    const state = scratch('pid-ssh-recover');
+    const cli = { state, cwd: state };
+    await yonder(
+      ['profile', 'add', 'box', '--backend', 'ssh', '--host', 'target', '--ssh-config', SSH_CONFIG],
+      cli,
+    );
+    const job = await submitSleeper(cli, ['--profile', 'box']);
+    killGroup(job.data.pid);
+    await until(() => !alive(job.data.pid), 5_000, 'the remote job to die');
+    const seconds = `120.${randomBytes(3).readUIntBE(0, 3)}`;
+    spawn('runuser', ['-u', 'yonder-test', '--', 'setsid', '-w', 'sleep', seconds], {
+      detached: true,
+      stdio: 'ignore',
+    }).unref();
+    let otherPid = 0;
+    await until(
+      () => {
+        try {
+          otherPid = Number(
+            execFileSync('pgrep', ['-u', 'yonder-test', '-x', '-f', `sleep ${seconds}`], {
+              encoding: 'utf8',
+            }).trim(),
+          );
+        } catch {
+          return false;
+        }
+        return otherPid > 0;
+      },
+      5_000,
+      'the remote bystander',
+    );
+    rewrite(state, job.id, (record) => {
+      record.state = 'submitting';
+      record.externalId = null;
+      record.data = {};
+      record.history = record.history.slice(0, 1);
+      record.submitter = { pid: 999_999, startTime: '1', bootId: readBootId(), host: hostname() };
+    });
+    recyclePid(join(job.data.jobDir, 'wrapper.pid'), otherPid);
+    try {
+      const status = await yonderJson(['status', job.id], cli);
+      await yonderJson(['cancel', job.id], cli);
+      await sleep(300);
+      const survived = alive(otherPid);
+      summary(
+        `ssh recover with a recycled wrapper.pid: status said ${status.doc.result.state} (externalId ${status.doc.result.externalId}, bystander ${otherPid}); after cancel the bystander is ${survived ? 'alive' : 'DEAD (signalled)'}`,
+      );
+      expect(status.doc.result.externalId).not.toBe(String(otherPid));
+      expect(survived).toBe(true);
+    } finally {
+      killGroup(otherPid);
+    }
   }, 60_000);
 });

@@ -79,6 +79,20 @@ printf 'SIZE %s\\n' "$(wc -c < "$f" | tr -d ' ')"
 if [ "$2" = tail ]; then tail -n "$3" -- "$f" | tail -c "$4"; else tail -c +"$(($3 + 1))" -- "$f" | head -c "$4"; fi
 `;
 
+/**
+ * Read EXIT_CODES_SCRIPT's output: job directory → exit status. Split on "\n" and on the last
+ * tab only, so a directory may hold any character but those two.
+ */
+export function parseExitCodes(stdout: string): Map<string, number> {
+  const codes = new Map<string, number>();
+  for (const line of stdout.split('\n')) {
+    const tab = line.lastIndexOf('\t');
+    const code = line.slice(tab + 1);
+    if (tab > 0 && /^\d+$/.test(code)) codes.set(line.slice(0, tab), Number(code));
+  }
+  return codes;
+}
+
 /** Print `<dir>\\t<code>` for each job directory ($1…) whose wrapper recorded an exit status. */
 export const EXIT_CODES_SCRIPT = `for d in "$@"; do
   if [ -f "$d/exit-code" ]; then printf '%s\\t%s\\n' "$d" "$(cat "$d/exit-code")"; fi

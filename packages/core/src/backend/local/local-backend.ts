@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { closeSync, existsSync, readFileSync, statSync } from 'node:fs';
+import { closeSync, existsSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { Type } from '@sinclair/typebox';
@@ -54,6 +54,25 @@ function identityOf(data: JsonObject): ProcessIdentity | null {
     bootId: String(data.bootId ?? ''),
     host: String(data.host ?? ''),
   };
+}
+
+/**
+ * The pid and start time the wrapper recorded for itself (`wrapper.pid`: "pid start"). The
+ * start time is the wrapper's own, so a pid recycled since is never taken for it. Null when
+ * the wrapper never started.
+ */
+export function readWrapperPid(jobDir: string): { pid: number; startTime: string } | null {
+  let text: string;
+  try {
+    text = readFileSync(join(jobDir, 'wrapper.pid'), 'utf8').trim();
+  } catch {
+    return null;
+  }
+  const match = /^(\d+)(?: (\d+))?$/.exec(text);
+  if (!match) return null;
+  // An old wrapper wrote only its pid: then take the live process's start time, if any.
+  const startTime = match[2] ?? readProcessIdentity(Number(match[1]))?.startTime ?? '0';
+  return { pid: Number(match[1]), startTime };
 }
 
 /** Read the exit status the wrapper recorded, if it has. */
@@ -197,23 +216,24 @@ export function createLocalBackend(): BackendV1 {
           found.set(request.id, null);
           continue;
         }
-        let pid: number | null = null;
-        try {
-          const text = readFileSync(join(jobDir, 'wrapper.pid'), 'utf8').trim();
-          if (/^\d+$/.test(text)) pid = Number(text);
-        } catch {
-          /* the wrapper never started */
-        }
-        if (pid === null) {
+        const recorded = readWrapperPid(jobDir);
+        if (recorded === null) {
           found.set(request.id, null);
           continue;
         }
-        const identity = readProcessIdentity(pid);
+        const { pid, startTime } = recorded;
+        const identity = { pid, startTime, bootId: readBootId(), host: hostname() };
+        if (readExitCode(jobDir) === null && !isProcessAlive(identity)) {
+          // It started, then died without an exit status (and its pid may be someone else's
+          // by now): nothing to adopt.
+          found.set(request.id, null);
+          continue;
+        }
         const data: LocalJobData = {
           jobDir,
           log: join(jobDir, 'job.log'),
           pid,
-          startTime: identity?.startTime ?? '0',
+          startTime,
           bootId: readBootId(),
           host: hostname(),
         };
@@ -271,10 +291,24 @@ export function createLocalBackend(): BackendV1 {
 }
 
 function submitLocal(request: SubmitRequestV1, context: BackendContextV1): SubmitResultV1 {
+  const cwd = request.cwd ?? process.cwd();
+  if (!existsSync(cwd) || !statSync(cwd).isDirectory()) {
+    throw new YonderError('E_SUBMIT_FAILED', `The job's working directory ${cwd} does not exist.`);
+  }
   const workdir = localWorkdir(request.profile, context.stateDirectory);
   ensurePrivateDirectory(workdir);
   const jobDir = join(workdir, request.id);
   createJobDirectory(jobDir);
+  try {
+    return startLocal(request, jobDir, cwd);
+  } catch (error) {
+    // Nothing started: leave nothing behind, least of all a file holding the secrets.
+    rmSync(jobDir, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+function startLocal(request: SubmitRequestV1, jobDir: string, cwd: string): SubmitResultV1 {
   let argv = [...request.argv];
   if (request.settingsText !== undefined) {
     const settingsPath = join(jobDir, 'settings.json');
@@ -286,11 +320,6 @@ function submitLocal(request: SubmitRequestV1, context: BackendContextV1): Submi
   }
   const log = join(jobDir, 'job.log');
   const logFd = openExclusive(log, 0o600);
-  const cwd = request.cwd ?? process.cwd();
-  if (!existsSync(cwd) || !statSync(cwd).isDirectory()) {
-    closeSync(logFd);
-    throw new YonderError('E_SUBMIT_FAILED', `The job's working directory ${cwd} does not exist.`);
-  }
   let child: ReturnType<typeof spawn>;
   try {
     child = spawn('sh', ['-c', JOB_WRAPPER_SCRIPT, 'yonder-job', jobDir, ...argv], {

@@ -9,7 +9,10 @@
  */
 export const JOB_WRAPPER_SCRIPT = [
   'd=$1; shift',
-  'printf "%s\\n" "$$" > "$d/.wrapper.pid.tmp" && mv -f -- "$d/.wrapper.pid.tmp" "$d/wrapper.pid"',
+  // Its own pid and start time (/proc/$$/stat field 22), so a recycled pid is never taken for it.
+  'started() { set -f; set -- $1; set +f; if [ $# -ge 20 ]; then shift 19; printf "%s" "$1"; fi; }',
+  's=$(cat "/proc/$$/stat" 2>/dev/null || true)',
+  'printf "%s %s\\n" "$$" "$(started "${s##*) }")" > "$d/.wrapper.pid.tmp" && mv -f -- "$d/.wrapper.pid.tmp" "$d/wrapper.pid"',
   'if [ -f "$d/env.sh" ]; then . "$d/env.sh" || exit 126; fi',
   'if [ -f "$d/secrets.sh" ]; then . "$d/secrets.sh" || exit 126; rm -f -- "$d/secrets.sh"; fi',
   "trap ':' TERM HUP INT",
