@@ -417,7 +417,7 @@ export function createSlurmBackend(): BackendV1 {
     const out = new Map<number, string>();
     const err = new Map<number, string>();
     for (const line of result.stdout.split('\n')) {
-      const match = /^(JOB|OUT|ERR) (\d+) ?([^]*)$/.exec(line);
+      const match = /^(JOB|OUT|ERR) (\d+) ?(.*)$/s.exec(line);
       if (!match) continue;
       const job = Number(match[2]);
       if (match[1] === 'JOB') status.set(job, Number(match[3]));
