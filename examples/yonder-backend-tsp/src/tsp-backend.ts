@@ -180,12 +180,14 @@ export function createTspBackend(): BackendV1 {
         else if (state === 'running')
           out.set(job.id, { kind: 'found', state: 'running', nativeState: state, source: 'tsp' });
         else if (state === 'finished') {
-          // Finished without an exit code: the wrapper was killed (tsp -k) before it could write one.
+          // Finished without an exit code: `tsp -k` (SIGTERM to the job) ended it before the
+          // wrapper could write one.
           out.set(job.id, {
             kind: 'found',
             state: 'failed',
             nativeState: state,
-            reason: 'killed',
+            signal: 'SIGTERM',
+            reason: 'killed by SIGTERM',
             failureKind: 'application',
             source: 'tsp',
           });

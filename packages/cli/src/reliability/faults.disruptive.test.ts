@@ -7,6 +7,7 @@
  */
 import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createSshBackend, createSshTransport } from '@yonder/backend-ssh';
@@ -17,6 +18,7 @@ import {
   cleanupAll,
   collect,
   HOSTS_SCRIPT,
+  ROOT,
   readJob,
   readRecords,
   requireBuild,
@@ -37,10 +39,35 @@ import {
 const SSH_CONFIG = '/var/tmp/yonder-ssh/client/config';
 const faults: string[] = [];
 
+/**
+ * Errors ssh2 emits while a Client has no 'error' listener: the gap in the ssh transport's
+ * connectHop() between 'ready' and open() attaching its listeners (an it.fails test in
+ * faults.test.ts). Unhandled they would crash this test process at random; they are counted
+ * and reported instead, so that the rest of this suite keeps its meaning until that is fixed.
+ */
+let unlistenedErrors = 0;
+const ssh2Client = (
+  createRequire(join(ROOT, 'packages/backend-ssh/package.json'))('ssh2') as {
+    Client: { prototype: { emit: (event: string, ...args: unknown[]) => boolean } };
+  }
+).Client;
+const realEmit = ssh2Client.prototype.emit;
+
 beforeAll(() => {
   requireBuild();
   requireSlurm();
   requireSshHosts();
+  ssh2Client.prototype.emit = function (
+    this: { listenerCount(event: string): number },
+    event: string,
+    ...args: unknown[]
+  ): boolean {
+    if (event === 'error' && this.listenerCount('error') === 0) {
+      unlistenedErrors += 1;
+      return false;
+    }
+    return realEmit.call(this, event, ...args);
+  };
 });
 
 // Another process benchmarks these services: never disturb them while it holds its lock.
@@ -49,12 +76,13 @@ beforeEach(async () => {
 });
 
 afterAll(() => {
+  ssh2Client.prototype.emit = realEmit;
   // Leave the services healthy whatever happened.
   serviceCommand(HOSTS_SCRIPT, 'start');
   serviceCommand(SLURM_SCRIPT, 'start');
   const healthy = serviceStatus(HOSTS_SCRIPT) === 0 && serviceStatus(SLURM_SCRIPT) === 0;
   summary(
-    `faults survived: ${faults.length} (${faults.join('; ')}); services healthy afterwards: ${healthy}`,
+    `faults survived: ${faults.length} (${faults.join('; ')}); ssh errors with no listener (the handshake gap bug): ${unlistenedErrors}; services healthy afterwards: ${healthy}`,
   );
   cleanupAll();
   expect(healthy).toBe(true);
@@ -103,20 +131,23 @@ describe('ssh', () => {
         { argv: ['sh', '-c', 'sleep 3; exit 3'] },
         { profile: 'box' },
       );
-      // 24 submits (each carrying 256 KiB of settings, so that they take a while) in flight
-      // when every connection is killed, twice.
-      const settings = { blob: 'x'.repeat(256 * 1024) };
+      // 24 submits (each carrying 1 MiB of settings, so that they take a while) in flight on
+      // the open connection when every connection is killed (the kill blocks this process, so
+      // what was in flight stays in flight), then again while they reconnect.
+      const settings = { blob: 'x'.repeat(1024 * 1024) };
       const inFlight = Promise.allSettled(
         Array.from({ length: 24 }, () =>
           manager.submit({ argv: marker, name: 'marker', settings }, { profile: 'box' }),
         ),
       );
-      await sleep(50);
+      await sleep(5);
       serviceCommand(HOSTS_SCRIPT, 'kill-connections');
-      await sleep(150);
+      await sleep(30);
       serviceCommand(HOSTS_SCRIPT, 'kill-connections');
       const outcomes = await inFlight;
       const rejected = outcomes.filter((o) => o.status === 'rejected');
+      // The fault really hit submits in flight.
+      expect(rejected.length).toBeGreaterThan(0);
       for (const outcome of rejected)
         expect((outcome as PromiseRejectedResult).reason.code).toMatch(/^E_(TRANSPORT|TIMEOUT)$/);
       // Polls with the connection killed between and during them.
@@ -182,8 +213,8 @@ describe('ssh', () => {
       expect(readRecords(state).filter((record) => record.job === null)).toEqual([]);
       faults.push('ssh kill-connections ×4');
       summary(
-        `ssh connections killed mid-operation (4 times): 24 submits in flight → ${outcomes.length - rejected.length} answered, ${rejected.length} E_TRANSPORT; ` +
-          `polls across the kills changed no state; ${recovered} interrupted submits recovered from the host, ${neverRan.length} never ran (${neverRan.join(', ') || '-'}), ` +
+        `ssh connections killed mid-operation (4 times): 24 submits (1 MiB each) in flight → ${outcomes.length - rejected.length} answered, ${rejected.length} E_TRANSPORT; ` +
+          `polls across the kills changed no state; ${recovered} interrupted submits recovered from the host, ${neverRan.length} never ran (${[...new Set(neverRan)].map((reason) => `${reason} ×${neverRan.filter((r) => r === reason).length}`).join(', ') || '-'}), ` +
           `${markerJobs.length - neverRan.length} ran exactly once and succeeded; sleep → succeeded, exit 3 → failed 3; nothing ran unrecorded or twice`,
       );
     } finally {

@@ -102,7 +102,10 @@ it('argv, name, env, settings, cwd and workdir reach the remote job byte for byt
         runs += 1;
         const profile = `box ${runs}`;
         await manager.saveProfile(
-          sshProfile(profile, input.workdir && join(workdirBase, `${runs}-${input.workdir}`)),
+          sshProfile(
+            profile,
+            input.workdir === undefined ? undefined : join(workdirBase, `${runs}-${input.workdir}`),
+          ),
         );
         const dump = joinOut(out, runs);
         const cwd = input.cwd === undefined ? undefined : join(cwdBase, `${runs}-${input.cwd}`);
@@ -167,7 +170,9 @@ it('a workdir containing U+2028: the job is observed where it ran (or the profil
   if (issues.length > 0) return;
   await manager.saveProfile(profile);
   const job = await manager.submit({ argv: ['true'] }, { profile: 'u2028' });
-  summary(`U+2028 in an ssh workdir: recorded jobDir ${JSON.stringify(job.data.jobDir)}`);
+  summary(
+    `U+2028 in an ssh workdir: recorded jobDir ${JSON.stringify(job.data.jobDir).replaceAll('\u2028', '\\u2028')}`,
+  );
   expect(job.data.jobDir).toBe(join(workdir, job.id));
   const { jobs } = await manager.wait([job.id], { timeoutMs: 20_000 });
   expect(jobs[0]?.state).toBe('succeeded');

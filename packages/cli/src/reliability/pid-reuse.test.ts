@@ -172,22 +172,11 @@ describe('local backend', () => {
     survivors.push(`lock holder recycled (cancel took ${cancelled.ms} ms)`);
   }, 60_000);
 
-  // Was a bug, fixed (packages/core/src/backend/local/local-backend.ts, recover(): `const identity =
-  // readProcessIdentity(pid)` then `startTime: identity?.startTime ?? '0'`): recovering an
-  // interrupted submit adopts whatever process has the pid in wrapper.pid NOW, with that
-  // process's start time, so a recycled pid becomes "the job". The job is reported running
-  // (source recover) and `yonder cancel` sends SIGTERM to the unrelated process group
-  // (repeatCancels runs before the poll). Happens when a submit was interrupted after the
-  // wrapper started and the wrapper has since died (or the machine rebooted: the boot id is
-  // not checked either), and the pid was reused before anyone refreshed.
-  // Input: a `submitting` record whose submitter is dead, its job directory's wrapper.pid as the
-  // wrapper wrote it but with the pid now naming an unrelated live process, no exit-code.
-  // Expected: not adopted (failed/submit-interrupted or lost), the bystander survives.
-  // Actual: state running with externalId = bystander pid; cancel kills the bystander (SIGTERM).
-  // Fix: have the wrapper record its own identity (pid and /proc/self/stat start time, boot id)
-  // in wrapper.pid, and adopt only a process that matches it; or at least refuse a process that
-  // started before the job directory was created, whose boot id differs, or whose
-  // /proc/PID/cmdline is not `sh -c <wrapper> yonder-job <jobDir> …`.
+  // Regression (found by this suite, fixed in 366dc51): the local backend's recover() read the
+  // pid from wrapper.pid and took the start time of whatever process had that pid NOW, so a
+  // recycled pid became "the job": reported running (source recover), and `yonder cancel`
+  // SIGTERMed the unrelated process group (repeatCancels runs before the poll). The wrapper now
+  // records its own start time and recovery compares it.
   it('recovering an interrupted submit never adopts a recycled wrapper pid', async () => {
     const state = scratch('pid-recover');
     const cli = { state, cwd: state };
@@ -271,19 +260,10 @@ describe('ssh backend', () => {
     survivors.push('ssh pid→remote bystander, cancel');
   }, 60_000);
 
-  // Was a bug, fixed (packages/backend-ssh/src/scripts.ts SSH_RECOVER_SCRIPT and ssh-backend.ts recover(),
-  // both added in 7d65569 after this suite found that ssh submits could not be recovered): the
-  // same flaw as the local backend's recover() above. The script reads wrapper.pid and reports
-  // the start time of whatever process has that pid NOW (`identity "$now"`), with the current
-  // boot id, so a recycled pid is adopted as the job, and SSH_CANCEL_SCRIPT, whose identity check
-  // then matches, sends the TERM to the unrelated process group.
-  // Input: a `submitting` ssh record (submitter dead) whose remote job directory's wrapper.pid,
-  // as the wrapper wrote it, now names another live process of the remote user; no exit-code.
-  // Expected: not adopted; the bystander survives `yonder cancel`. Actual: reported running
-  // with externalId = bystander pid; cancel kills the bystander.
-  // Fix: as for the local backend: the wrapper writes its own start time and boot id next to
-  // its pid (e.g. "pid start boot" in wrapper.pid, from /proc/self/stat), and recover adopts a
-  // process only when all three match.
+  // Regression (found by this suite, fixed in 366dc51): the ssh backend's recover(), added in
+  // 7d65569, had the same flaw: SSH_RECOVER_SCRIPT reported the start time of whatever process
+  // had the wrapper's pid now, and SSH_CANCEL_SCRIPT, whose identity check then matched, sent
+  // the TERM to the unrelated process group.
   it('recovering an interrupted ssh submit never adopts a recycled wrapper pid', async () => {
     requireSshHosts();
     const state = scratch('pid-ssh-recover');

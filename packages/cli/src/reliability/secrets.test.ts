@@ -130,14 +130,10 @@ describe('secrets', () => {
       expect(readFileSync(join(state, 'jobs', name), 'utf8')).not.toContain(core(secret));
   }, 30_000);
 
-  // Was a bug, fixed (packages/core/src/backend/local/local-backend.ts, submitLocal): secrets.sh is written
-  // into the job directory before the working directory is checked (and before spawn); when the
-  // check fails (E_SUBMIT_FAILED "The job's working directory … does not exist") nothing removes
-  // the job directory, so the secret stays on disk in <state>/runs/<id>/secrets.sh for good.
-  // Input: TOKEN=… yonder submit --secret TOKEN --cwd /nonexistent -- true.
-  // Expected: no file under the state directory holds the secret. Actual: runs/<id>/secrets.sh.
-  // Fix: check cwd (and everything else that can refuse the job) before creating the job
-  // directory, and remove the job directory (at least secrets.sh) on any failure after it.
+  // Regression (found by this suite, fixed in 366dc51): submitLocal wrote secrets.sh before it
+  // checked the working directory, and nothing removed the job directory when the check failed:
+  // `yonder submit --secret TOKEN --cwd /nonexistent -- true` left the secret on disk in
+  // <state>/runs/<id>/secrets.sh for good.
   it('a failed local submit leaves no file holding the secret', async () => {
     const state = scratch('secret-left');
     const secret = newSecret('left');
