@@ -186,6 +186,10 @@ export class SshTransport implements TransportV1 {
     let refusal: string | null = null;
     let pinned: Buffer | null = null;
     const client = new Client();
+    // Always listening: an error between 'ready' and the connection's own listeners (a cut
+    // just as authentication completes) would otherwise be thrown as uncaught. The connection
+    // learns of it through 'close'.
+    client.on('error', () => {});
     clients.push(client);
     const authHandler: AuthMethod[] = [];
     for (const { key } of keys)

@@ -126,9 +126,17 @@ function create(path: string, me: Holder): boolean {
     return true;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
-    throw new YonderError('E_STORE', `Cannot create lock ${path}: ${(error as Error).message}`, {
-      cause: error,
-    });
+    const full =
+      (error as NodeJS.ErrnoException).code === 'ENOSPC'
+        ? ' The disk is full; free space and try again.'
+        : '';
+    throw new YonderError(
+      'E_STORE',
+      `Cannot create lock ${path}: ${(error as Error).message}.${full}`,
+      {
+        cause: error,
+      },
+    );
   } finally {
     try {
       unlinkSync(temporary);

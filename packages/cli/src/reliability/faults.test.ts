@@ -396,7 +396,7 @@ describe('a connection lost mid-submit (ssh)', () => {
   // and never leave it without one: e.g. in connectHop keep a permanent
   // `client.on('error', (e) => { reason = e.message })`, or attach open()'s listeners inside
   // onReady, synchronously.
-  it.fails('an ssh error on the tick after the handshake does not crash the process', async () => {
+  it('an ssh error on the tick after the handshake does not crash the process', async () => {
     requireSshHosts();
     const dir = scratch('ssh-ready-gap');
     const ssh2 = createRequire(join(ROOT, 'packages/backend-ssh/package.json')).resolve('ssh2');
