@@ -40,10 +40,10 @@ const SSH_CONFIG = '/var/tmp/yonder-ssh/client/config';
 const faults: string[] = [];
 
 /**
- * Errors ssh2 emits while a Client has no 'error' listener: the gap in the ssh transport's
- * connectHop() between 'ready' and open() attaching its listeners (an it.fails test in
- * faults.test.ts). Unhandled they would crash this test process at random; they are counted
- * and reported instead, so that the rest of this suite keeps its meaning until that is fixed.
+ * Errors ssh2 emits while a Client has no 'error' listener. The ssh transport used to leave
+ * such a gap between 'ready' and attaching its own listeners (found here, fixed in 4b3dded;
+ * regression test in faults.test.ts): unhandled, one would crash this test process at random.
+ * They are counted and reported (the figure should stay 0) rather than left to do that.
  */
 let unlistenedErrors = 0;
 const ssh2Client = (
@@ -82,7 +82,7 @@ afterAll(() => {
   serviceCommand(SLURM_SCRIPT, 'start');
   const healthy = serviceStatus(HOSTS_SCRIPT) === 0 && serviceStatus(SLURM_SCRIPT) === 0;
   summary(
-    `faults survived: ${faults.length} (${faults.join('; ')}); ssh errors with no listener (the handshake gap bug): ${unlistenedErrors}; services healthy afterwards: ${healthy}`,
+    `faults survived: ${faults.length} (${faults.join('; ')}); ssh errors emitted with no listener: ${unlistenedErrors}; services healthy afterwards: ${healthy}`,
   );
   cleanupAll();
   expect(healthy).toBe(true);

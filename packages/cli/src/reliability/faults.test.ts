@@ -379,23 +379,13 @@ describe('a connection lost mid-submit (ssh)', () => {
     }
   }, 30_000);
 
-  // BUG (packages/backend-ssh/src/ssh-transport.ts, connectHop(): onReady calls cleanup(),
-  // which removes the client's only 'error' listener; open() attaches the connection's
-  // permanent 'error'/'close' listeners only after `await this.connectHop(...)` resumes, i.e.
-  // after the microtask queue runs). An error emitted in between, which Node delivers through
-  // process.nextTick and so BEFORE that continuation, has no listener: ssh2's Client throws it as
-  // an uncaught exception and the yonder process dies with a stack trace. The real case: a
-  // connection cut just as authentication completes ("write EPIPE", level client-socket); the
-  // disruptive suite's kill-connections during 24 in-flight submits hit it in about 1 run of 4
-  // (faults.disruptive.test.ts counts it), and a loop of 6 such rounds hit it twice.
-  // Input: the real sshd `target`; ssh2 made to emit that EPIPE error on the tick after 'ready'
-  // (in a child process, so the crash is observed, not suffered).
-  // Expected: run() settles (resolved, or rejected with E_TRANSPORT); the process lives.
-  // Actual: "Error: write EPIPE … Unhandled 'error' event", exit status 1.
-  // Fix: attach the connection's error listener when the Client is created (before connect)
-  // and never leave it without one: e.g. in connectHop keep a permanent
-  // `client.on('error', (e) => { reason = e.message })`, or attach open()'s listeners inside
-  // onReady, synchronously.
+  // Regression (found by this suite, fixed in 4b3dded): connectHop()'s onReady removed the
+  // client's only 'error' listener and open() attached the connection's own only after its
+  // `await` resumed; an error delivered in between (process.nextTick runs before that
+  // continuation), e.g. "write EPIPE" from a connection cut just as authentication completed,
+  // had no listener: ssh2 threw it and the yonder process died. kill-connections during 24
+  // in-flight submits hit it in about 1 disruptive run of 4; here ssh2 is made to emit that
+  // error on the tick after 'ready', in a child process, so a crash is observed, not suffered.
   it('an ssh error on the tick after the handshake does not crash the process', async () => {
     requireSshHosts();
     const dir = scratch('ssh-ready-gap');

@@ -11,6 +11,7 @@ import {
   mkdtempSync,
   readdirSync,
   readFileSync,
+  renameSync,
   rmSync,
   statSync,
   writeFileSync,
@@ -335,10 +336,22 @@ export function fillDisk(dir: string): number {
 
 // ------------------------------------------------------------------ services
 
-/** Wait while the benchmark lock exists (another process is measuring the shared services). */
+/**
+ * Wait while the benchmark lock exists (another process is measuring the shared services).
+ * A lock whose process is gone is ignored, and the wait is bounded (15 minutes).
+ */
 export async function waitForBenchLock(log = true): Promise<void> {
+  const file = '/tmp/yonder-bench.lock';
+  const deadline = Date.now() + 15 * 60_000;
   let said = false;
-  while (existsSync('/tmp/yonder-bench.lock')) {
+  while (existsSync(file) && Date.now() < deadline) {
+    const pid = Number(readFileSync(file, 'utf8').trim());
+    if (!Number.isInteger(pid) || pid <= 0) return;
+    try {
+      process.kill(pid, 0);
+    } catch {
+      return;
+    }
     if (log && !said) {
       summary('waiting: /tmp/yonder-bench.lock exists (a benchmark is using the services)');
       said = true;
@@ -468,4 +481,14 @@ export function filesContaining(dir: string, needle: string): string[] {
     }
   }
   return found;
+}
+
+/** Rewrite a job record on disk atomically (temporary file, then rename). */
+export function rewriteRecord(state: string, id: string, change: (job: Raw) => void): void {
+  const path = jobPath(state, id);
+  const job = JSON.parse(readFileSync(path, 'utf8'));
+  change(job);
+  const temporary = `${path}.${process.pid}.edit`;
+  writeFileSync(temporary, `${JSON.stringify(job)}\n`);
+  renameSync(temporary, path);
 }

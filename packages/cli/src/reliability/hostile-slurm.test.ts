@@ -62,6 +62,10 @@ beforeAll(() => {
 });
 
 afterAll(async () => {
+  if (!manager) {
+    cleanupAll();
+    return;
+  }
   // Leave nothing queued on the shared cluster.
   const { jobs } = await manager.list({ refresh: false });
   const active = jobs.filter((job) => !['succeeded', 'failed', 'cancelled'].includes(job.state));

@@ -6,7 +6,7 @@
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -181,6 +181,8 @@ describe('local backend', () => {
     const state = scratch('pid-recover');
     const cli = { state, cwd: state };
     const job = await submitSleeper(cli);
+    const wrapperPid = join(job.data.jobDir, 'wrapper.pid');
+    await until(() => existsSync(wrapperPid), 5_000, 'the wrapper to record its pid');
     killGroup(job.data.pid);
     await until(() => !alive(job.data.pid), 5_000, 'the job to die');
     const other = bystander();
@@ -193,7 +195,7 @@ describe('local backend', () => {
       record.history = record.history.slice(0, 1);
       record.submitter = { pid: 999_999, startTime: '1', bootId: readBootId(), host: hostname() };
     });
-    recyclePid(join(job.data.jobDir, 'wrapper.pid'), other.pid as number);
+    recyclePid(wrapperPid, other.pid as number);
     const status = await yonderJson(['status', job.id], cli);
     const cancel = await yonderJson(['cancel', job.id], cli);
     await sleep(300);
@@ -273,6 +275,8 @@ describe('ssh backend', () => {
       cli,
     );
     const job = await submitSleeper(cli, ['--profile', 'box']);
+    const wrapperPid = join(job.data.jobDir, 'wrapper.pid');
+    await until(() => existsSync(wrapperPid), 5_000, 'the wrapper to record its pid');
     killGroup(job.data.pid);
     await until(() => !alive(job.data.pid), 5_000, 'the remote job to die');
     const seconds = `120.${randomBytes(3).readUIntBE(0, 3)}`;
@@ -304,7 +308,7 @@ describe('ssh backend', () => {
       record.history = record.history.slice(0, 1);
       record.submitter = { pid: 999_999, startTime: '1', bootId: readBootId(), host: hostname() };
     });
-    recyclePid(join(job.data.jobDir, 'wrapper.pid'), otherPid);
+    recyclePid(wrapperPid, otherPid);
     try {
       const status = await yonderJson(['status', job.id], cli);
       await yonderJson(['cancel', job.id], cli);

@@ -31,6 +31,8 @@ import { readLogFile } from './read-log-file.js';
 import { JOB_WRAPPER_SCRIPT } from './wrapper-script.js';
 
 export const LOCAL_BACKEND_ID = 'local';
+/** How long a job directory may exist without wrapper.pid before the job is taken as never started. */
+const WRAPPER_START_GRACE_MS = 30_000;
 
 /** The directory under which the local backend makes job directories. */
 export function localWorkdir(profile: Profile, stateDirectory: string): string {
@@ -218,7 +220,10 @@ export function createLocalBackend(): BackendV1 {
         }
         const recorded = readWrapperPid(jobDir);
         if (recorded === null) {
-          found.set(request.id, null);
+          // The wrapper writes wrapper.pid as it starts: give a slow start time before saying
+          // the job never started (until then, leave it out: it stays `submitting`).
+          if (Date.now() - Date.parse(request.createdAt) > WRAPPER_START_GRACE_MS)
+            found.set(request.id, null);
           continue;
         }
         const { pid, startTime } = recorded;
