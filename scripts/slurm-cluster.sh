@@ -50,22 +50,10 @@ unset SQUEUE_FORMAT SQUEUE_FORMAT2 SQUEUE_STATES SQUEUE_USERS SINFO_FORMAT \
   SACCT_FORMAT SLURM_CLUSTERS SLURM_CONF SLURM_TIME_FORMAT SLURM_EXIT_ERROR 2>/dev/null || true
 export DEBIAN_FRONTEND=noninteractive
 
-T0=${EPOCHREALTIME/,/.}
-
-log() {
-  [[ ${YONDER_SLURM_QUIET:-0} == 1 ]] && return 0
-  printf '[slurm-cluster %5ss] %s\n' "$(elapsed)" "$*" >&2
-}
-warn() { printf '[slurm-cluster] WARNING: %s\n' "$*" >&2; }
-die() {
-  printf '[slurm-cluster] ERROR: %s\n' "$*" >&2
-  dump_logs
-  exit 1
-}
-elapsed() {
-  local now=${EPOCHREALTIME/,/.}
-  awk -v a="$now" -v b="$T0" 'BEGIN { printf "%.1f", a - b }'
-}
+LOG_NAME=slurm-cluster
+LOG_QUIET=${YONDER_SLURM_QUIET:-0}
+# shellcheck source=lib/log.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/log.sh"
 
 dump_logs() {
   local f

@@ -62,22 +62,10 @@ readonly CLIENT=$BASE/client
 readonly CHANGED_KEYS=$BASE/changed-keys
 readonly AUTH_TAG="yonder-sshd-hosts:$BASE"
 
-T0=${EPOCHREALTIME/,/.}
-
-log() {
-  [[ ${YONDER_SSH_QUIET:-0} == 1 ]] && return 0
-  printf '[sshd-hosts %5ss] %s\n' "$(elapsed)" "$*" >&2
-}
-warn() { printf '[sshd-hosts] WARNING: %s\n' "$*" >&2; }
-die() {
-  printf '[sshd-hosts] ERROR: %s\n' "$*" >&2
-  dump_logs
-  exit 1
-}
-elapsed() {
-  local now=${EPOCHREALTIME/,/.}
-  awk -v a="$now" -v b="$T0" 'BEGIN { printf "%.1f", a - b }'
-}
+LOG_NAME=sshd-hosts
+LOG_QUIET=${YONDER_SSH_QUIET:-0}
+# shellcheck source=lib/log.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/log.sh"
 
 dump_logs() {
   local h f
