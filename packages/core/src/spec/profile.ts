@@ -14,6 +14,11 @@ export interface SshSettings {
 export interface Profile {
   name: string;
   backend: string;
+  /**
+   * The registry id of the transport that reaches the target (`local`, `ssh`, a plugin's);
+   * default: the backend's `capabilities.transport`, else `local`.
+   */
+  transport?: string;
   /** Host (or ssh config alias) for backends that reach a remote machine. */
   host?: string;
   /** Absolute directory on the target under which job directories are made. */

@@ -19,6 +19,11 @@ export const ProfileSchema = Type.Object(
     backend: Type.String({
       description: 'The backend id: local, ssh, slurm, command, or a plugin’s.',
     }),
+    transport: Type.Optional(
+      Type.String({
+        description: 'The transport id: local, ssh, or a plugin’s; default: the backend’s own.',
+      }),
+    ),
     host: Type.Optional(Type.String({ description: 'Host or ssh config alias.' })),
     workdir: Type.Optional(
       Type.String({ description: 'Absolute directory on the target for job directories.' }),

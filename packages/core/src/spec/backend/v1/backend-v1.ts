@@ -23,6 +23,17 @@ export interface BackendCapabilitiesV1 {
    * some; default 0.
    */
   readonly absentGraceSeconds?: number;
+  /**
+   * The registry id of the transport used when the profile names none (`profile.transport`).
+   * Default `local`.
+   */
+  readonly transport?: string;
+  /**
+   * How long, in seconds, after a job entered the ledger an interrupted submit may still be in
+   * flight: until then `recover` reports it as not found yet rather than never submitted.
+   * Default 30.
+   */
+  readonly submitGraceSeconds?: number;
 }
 
 /** Everything a backend may use for one operation. */
