@@ -238,6 +238,7 @@ export function createCommandBackend(): BackendV1 {
       logs: true,
       // Queues and their accounting lag: a job out of view gets a minute before it is called lost.
       absentGraceSeconds: 60,
+      transport: 'ssh',
     },
     optionsSchema: CommandOptionsSchema,
 

@@ -49,7 +49,7 @@ const QUERY_TIMEOUT_MS = 60_000;
 const CANCEL_TIMEOUT_MS = 120_000;
 const CHUNK = 500;
 /** A submit younger than this may still be in flight: recovery does not give up on it yet. */
-const SUBMIT_GRACE_MS = 200_000;
+const SLURM_SUBMIT_GRACE_SECONDS = 200;
 /** Options yonder sets itself; passing them through would break the job's identity or files. */
 const RESERVED_LONG = [
   'output',
@@ -463,6 +463,8 @@ export function createSlurmBackend(): BackendV1 {
       host: 'optional',
       recoverSubmit: true,
       logs: true,
+      submitGraceSeconds: SLURM_SUBMIT_GRACE_SECONDS,
+      transport: 'ssh',
     },
     optionsSchema: SlurmOptionsSchema,
 
@@ -531,7 +533,7 @@ export function createSlurmBackend(): BackendV1 {
             nativeState: hit.state,
             data,
           });
-        } else if (Date.now() - Date.parse(request.createdAt) > SUBMIT_GRACE_MS) {
+        } else if (Date.now() - Date.parse(request.createdAt) > SLURM_SUBMIT_GRACE_SECONDS * 1000) {
           out.set(request.id, null);
         }
       });

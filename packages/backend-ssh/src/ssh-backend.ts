@@ -29,7 +29,7 @@ import {
 export const SSH_BACKEND_ID = 'ssh';
 const TIMEOUT_MS = 60_000;
 /** Longer than a submit may run on the host: after this, a job that left no trace never started. */
-const SUBMIT_GRACE_MS = 90_000;
+const SSH_SUBMIT_GRACE_SECONDS = 90;
 
 /** Options of an ssh profile. */
 export const SshOptionsSchema = Type.Object(
@@ -111,6 +111,8 @@ export function createSshBackend(): BackendV1 {
       host: 'required',
       recoverSubmit: true,
       logs: true,
+      submitGraceSeconds: SSH_SUBMIT_GRACE_SECONDS,
+      transport: 'ssh',
     },
     optionsSchema: SshOptionsSchema,
     validateProfile() {
@@ -212,7 +214,10 @@ export function createSshBackend(): BackendV1 {
         } else if (word === 'DEAD') {
           // It started, then died without an exit status (its pid may be someone else's now).
           out.set(request.id, null);
-        } else if (word && Date.now() - Date.parse(request.createdAt) > SUBMIT_GRACE_MS) {
+        } else if (
+          word &&
+          Date.now() - Date.parse(request.createdAt) > SSH_SUBMIT_GRACE_SECONDS * 1000
+        ) {
           // The submit script runs under a time limit: by now it has finished or died.
           out.set(request.id, null);
         }

@@ -16,7 +16,7 @@ export interface Profile {
   backend: string;
   /**
    * The registry id of the transport that reaches the target (`local`, `ssh`, a plugin's);
-   * default: the backend's `capabilities.transport`, else `local`.
+   * default: with a host, the backend's `capabilities.transport`; else `local`.
    */
   transport?: string;
   /** Host (or ssh config alias) for backends that reach a remote machine. */

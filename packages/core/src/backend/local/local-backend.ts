@@ -31,8 +31,10 @@ import { readLogFile } from './read-log-file.js';
 import { JOB_WRAPPER_SCRIPT } from './wrapper-script.js';
 
 export const LOCAL_BACKEND_ID = 'local';
+
+/** Seconds after a job entered the ledger before an unstarted local submit counts as interrupted. */
+const LOCAL_SUBMIT_GRACE_SECONDS = 30;
 /** How long a job directory may exist without wrapper.pid before the job is taken as never started. */
-const WRAPPER_START_GRACE_MS = 30_000;
 
 /** The directory under which the local backend makes job directories. */
 export function localWorkdir(profile: Profile, stateDirectory: string): string {
@@ -169,6 +171,8 @@ export function createLocalBackend(): BackendV1 {
       host: 'none',
       recoverSubmit: true,
       logs: true,
+      // A wrapper slow to start (a loaded machine) is not taken as never started before this.
+      submitGraceSeconds: LOCAL_SUBMIT_GRACE_SECONDS,
     },
     optionsSchema: Type.Object({}, { additionalProperties: false }),
 
@@ -222,7 +226,7 @@ export function createLocalBackend(): BackendV1 {
         if (recorded === null) {
           // The wrapper writes wrapper.pid as it starts: give a slow start time before saying
           // the job never started (until then, leave it out: it stays `submitting`).
-          if (Date.now() - Date.parse(request.createdAt) > WRAPPER_START_GRACE_MS)
+          if (Date.now() - Date.parse(request.createdAt) > LOCAL_SUBMIT_GRACE_SECONDS * 1000)
             found.set(request.id, null);
           continue;
         }

@@ -24,8 +24,8 @@ export interface BackendCapabilitiesV1 {
    */
   readonly absentGraceSeconds?: number;
   /**
-   * The registry id of the transport used when the profile names none (`profile.transport`).
-   * Default `local`.
+   * The registry id of the transport that reaches `profile.host` when the profile names none
+   * (`profile.transport`). A profile without a host, or a backend without this, uses `local`.
    */
   readonly transport?: string;
   /**
