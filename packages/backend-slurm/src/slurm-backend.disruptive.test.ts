@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { cluster, requireCluster, slurmManager, workdir } from './test-support/cluster.js';
 
-// Stops slurmctld and slurmdbd: run alone (vitest.disruptive.config.ts), never beside other tests.
+// Stops slurmctld and slurmdbd: run alone (vitest project `disruptive`), never beside other tests.
 beforeAll(() => requireCluster());
 afterAll(() => {
   cluster('start');

@@ -2,6 +2,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { until } from '@yonder/test-helpers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSshTransport } from './ssh-transport.js';
 import { hostsEnv, sshProfile } from './test-support/hosts.js';
@@ -211,8 +212,7 @@ Host behind
     beforeAll(async () => {
       socket = join(mkdtempSync(join(tmpdir(), 'yonder-agent-')), 'agent.sock');
       agent = spawn('ssh-agent', ['-D', '-a', socket], { stdio: 'ignore' });
-      for (let i = 0; i < 50 && !existsSync(socket); i += 1)
-        await new Promise((resolve) => setTimeout(resolve, 50));
+      await until(() => existsSync(socket), 10_000, 'ssh-agent to listen');
       execFileSync('ssh-add', [`${env.YONDER_SSH_DIR}/client/id_agent`], {
         env: { ...process.env, SSH_AUTH_SOCK: socket },
         stdio: 'ignore',
@@ -256,11 +256,15 @@ Host behind
       await expect(ssh.run(['sleep', `3${marker}`], { timeoutMs: 1000 })).rejects.toMatchObject({
         code: 'E_TIMEOUT',
       });
-      await new Promise((resolve) => setTimeout(resolve, 1500));
-      const left = (
-        await ssh.run(['sh', '-c', `pgrep -f "[s]leep 3${marker}" || true`])
-      ).stdout.trim();
-      expect(left).toBe('');
+      // The far side's `timeout -k 5` sends TERM at the limit and KILL 5 s later.
+      await until(
+        async () =>
+          (await ssh.run(['sh', '-c', `pgrep -f "[s]leep 3${marker}" || true`])).stdout.trim() ===
+          '',
+        7_000,
+        'the far side to end the command',
+        250,
+      );
     } finally {
       await ssh.close();
     }

@@ -1,4 +1,4 @@
-import { execFileSync, spawnSync } from 'node:child_process';
+/** The Slurm test cluster for backend-slurm's tests: its control, a counting transport, a manager on it. */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,26 +10,15 @@ import {
   type TransportV1,
 } from '@yonder/core';
 import { createFsStore } from '@yonder/store-fs';
+import { requireSlurm, SLURM_SCRIPT, serviceCommand } from '@yonder/test-helpers';
 import { createSlurmBackend } from '../slurm-backend.js';
 
-export const CLUSTER_SCRIPT = new URL('../../../../scripts/slurm-cluster.sh', import.meta.url)
-  .pathname;
-
 /** Fail (never skip) when the test cluster is not up, saying how to start it. */
-export function requireCluster(): void {
-  const ping = spawnSync('scontrol', ['ping'], { encoding: 'utf8', timeout: 20_000 });
-  if (ping.status !== 0 || !/UP/.test(ping.stdout)) {
-    throw new Error(
-      `The Slurm test cluster is not running (scontrol ping: ${ping.error?.message ?? ping.stdout.trim()}). Start it as root with: bash scripts/slurm-cluster.sh start`,
-    );
-  }
-}
+export const requireCluster = requireSlurm;
 
+/** `bash scripts/slurm-cluster.sh COMMAND` (stop-ctld, start-ctld, …). */
 export function cluster(command: string): void {
-  execFileSync('bash', [CLUSTER_SCRIPT, command], {
-    stdio: ['ignore', 'ignore', 'inherit'],
-    env: { ...process.env, YONDER_SLURM_QUIET: '1' },
-  });
+  serviceCommand(SLURM_SCRIPT, command);
 }
 
 /** A transport to this machine that counts the commands it runs. */

@@ -2,11 +2,10 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { REPOSITORY_ROOT as ROOT, requireCliBuild, runCli } from '@yonder/test-helpers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-const ROOT = new URL('..', import.meta.url).pathname;
 const PACKAGE = join(ROOT, 'docs', '.snippets', 'yonder-backend-echo');
-const BIN = join(ROOT, 'packages', 'cli', 'dist', 'bin.js');
 
 /** The ```ts blocks of docs/plugins.md that start with `// file: <path>`. */
 function snippets(): Map<string, string> {
@@ -21,6 +20,7 @@ function snippets(): Map<string, string> {
 }
 
 beforeAll(() => {
+  requireCliBuild();
   // The snippets become a real package inside the repository, so @yonder/core resolves.
   rmSync(PACKAGE, { recursive: true, force: true });
   for (const [file, body] of snippets()) {
@@ -76,34 +76,36 @@ describe('docs/plugins.md', () => {
     expect(result.stdout.replace(/\u001b\[[0-9;]*m/g, '')).toMatch(/Tests\s+7 passed \(7\)/);
   }, 150_000);
 
-  it('the CLI loads the plugin by package name from the config and runs jobs through it', () => {
+  it('the CLI loads the plugin by package name from the config and runs jobs through it', async () => {
     const site = mkdtempSync(join(tmpdir(), 'yonder-doc-site-'));
     mkdirSync(join(site, 'node_modules'));
     symlinkSync(PACKAGE, join(site, 'node_modules', 'yonder-backend-echo'));
     writeFileSync(join(site, 'config.json'), JSON.stringify({ plugins: ['yonder-backend-echo'] }));
-    const env = {
-      ...process.env,
-      YONDER_CONFIG: join(site, 'config.json'),
-      YONDER_STATE_DIR: join(site, 'state'),
-      NO_COLOR: '1',
-    };
     const run = (...args: string[]) =>
-      spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', env });
-    expect(run('plugins').stdout).toMatch(/backend\s+echo\s+yonder-backend-echo\s+1\.0\.0\s+v1/);
-    expect(run('profile', 'add', 'e', '--backend', 'echo').status).toBe(0);
-    const id = run(
-      'submit',
-      '--profile',
-      'e',
-      '--',
-      'sh',
-      '-c',
-      'echo "echoed $1"; exit 2',
-      'sh',
-      '$(x)',
+      runCli(args, {
+        state: join(site, 'state'),
+        cwd: site,
+        env: { YONDER_CONFIG: join(site, 'config.json') },
+      });
+    expect((await run('plugins')).stdout).toMatch(
+      /backend\s+echo\s+yonder-backend-echo\s+1\.0\.0\s+v1/,
+    );
+    expect((await run('profile', 'add', 'e', '--backend', 'echo')).code).toBe(0);
+    const id = (
+      await run(
+        'submit',
+        '--profile',
+        'e',
+        '--',
+        'sh',
+        '-c',
+        'echo "echoed $1"; exit 2',
+        'sh',
+        '$(x)',
+      )
     ).stdout.trim();
-    const wait = run('wait', id);
-    expect(wait.status).toBe(2);
-    expect(run('logs', id).stdout).toBe('echoed $(x)\n');
+    const wait = await run('wait', id);
+    expect(wait.code).toBe(2);
+    expect((await run('logs', id)).stdout).toBe('echoed $(x)\n');
   });
 });

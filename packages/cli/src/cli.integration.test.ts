@@ -1,36 +1,27 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { runCli } from './test-support/run-cli.js';
+import {
+  hostileWords,
+  requireCliBuild,
+  runCli,
+  runCliJson,
+  untilJobGone,
+} from '@yonder/test-helpers';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
 let state: string;
 let work: string;
 
-interface Result {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
 function yonder(args: string[], env: Record<string, string> = {}) {
-  return runCli(args, { YONDER_STATE_DIR: state, ...env }, work);
+  return runCli(args, { state, cwd: work, env });
 }
 
-async function json(
-  args: string[],
-  env?: Record<string, string>,
-): Promise<{ code: number | null; doc: any }> {
-  const split = args.indexOf('--');
-  const withJson =
-    split < 0 ? [...args, '--json'] : [...args.slice(0, split), '--json', ...args.slice(split)];
-  const result = await yonder(withJson, env);
-  const lines = result.stdout.trim().split('\n');
-  expect(lines, `one JSON document expected, got: ${result.stdout} ${result.stderr}`).toHaveLength(
-    1,
-  );
-  return { code: result.code, doc: JSON.parse(lines[0] as string) };
+function json(args: string[], env: Record<string, string> = {}) {
+  return runCliJson(args, { state, cwd: work, env });
 }
+
+beforeAll(() => requireCliBuild());
 
 beforeEach(() => {
   state = mkdtempSync(join(tmpdir(), 'yonder-cli-state-'));
@@ -97,21 +88,7 @@ describe('yonder CLI', () => {
 
   it('passes hostile arguments to the job literally', async () => {
     const canary = join(work, 'canary');
-    const words = [
-      `$(touch ${canary})`,
-      `; touch ${canary}`,
-      `\`touch ${canary}\``,
-      "it's",
-      '"double"',
-      'new\nline',
-      '--dash',
-      '-n',
-      'sp ace',
-      'ünï ✓',
-      '*',
-      '~',
-      '{x}',
-    ];
+    const words = hostileWords(canary);
     const submit = await yonder(['submit', '--', 'printf', '%s\\n', ...words]);
     expect(submit.code, submit.stderr).toBe(0);
     const id = submit.stdout.trim();
@@ -163,6 +140,7 @@ describe('yonder CLI', () => {
     expect(timeout.code).toBe(124);
     const cancel = await json(['cancel', slow]);
     expect(cancel.doc.result[0]).toMatchObject({ id: slow, state: 'cancelled' });
+    await untilJobGone(cancel.doc.result[0].data.pid);
     const both = await yonder(['wait', failing, slow]);
     expect(both.code).toBe(1);
   });

@@ -8,26 +8,22 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { requireCliBuild, requireSshHosts, runCli, runCliJson, until } from '@yonder/test-helpers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   cleanupAll,
   filesContaining,
   readJob,
-  requireBuild,
-  requireSshHosts,
   scratch,
   sharedDir,
   startScanner,
   summary,
-  until,
-  yonder,
-  yonderJson,
 } from './harness.js';
 
 const SSH_CONFIG = '/var/tmp/yonder-ssh/client/config';
 const SSHD_LOG = '/var/tmp/yonder-ssh/hosts/target/sshd.log';
 
-beforeAll(() => requireBuild());
+beforeAll(() => requireCliBuild());
 afterAll(() => cleanupAll());
 
 /** A secret with shell syntax in it, unique per run. */
@@ -59,7 +55,7 @@ describe('secrets', () => {
     const cli = { state, cwd: work, env: { TOKEN: secret } };
     const proof = join(work, 'proof');
     const scanner = startScanner(work, [core(secret), core(filed)]);
-    const submit = await yonder(
+    const submit = await runCli(
       [
         'submit',
         '--secret',
@@ -81,10 +77,10 @@ describe('secrets', () => {
     await sleep(500);
     const outputs = [
       submit,
-      await yonder(['list'], cli),
-      await yonder(['status', id, '--json'], cli),
-      await yonder(['wait', id], cli),
-      await yonder(['logs', id], cli),
+      await runCli(['list'], cli),
+      await runCli(['status', id, '--json'], cli),
+      await runCli(['wait', id], cli),
+      await runCli(['logs', id], cli),
     ];
     const scan = await scanner.stop();
     expect(scan.hits).toEqual([]);
@@ -113,14 +109,14 @@ describe('secrets', () => {
     const state = scratch('secret-fail');
     const secret = newSecret('fail');
     const cli = { state, cwd: state, env: { TOKEN: secret } };
-    const failed = await yonderJson(
+    const failed = await runCliJson(
       ['submit', '--secret', 'TOKEN', '--cwd', '/nonexistent/dir', '--', 'true'],
       cli,
     );
     expect(failed.code).toBe(1);
     expect(failed.doc.error.code).toBe('E_SUBMIT_FAILED');
     expect(failed.stdout + failed.stderr).not.toContain(core(secret));
-    const listed = await yonderJson(['list', '--all'], cli);
+    const listed = await runCliJson(['list', '--all'], cli);
     expect(listed.doc.result[0]).toMatchObject({ state: 'failed', reason: 'submit-failed' });
     expect(listed.stdout).not.toContain(core(secret));
     const records = readdirSync(join(state, 'jobs'), { recursive: true })
@@ -137,7 +133,7 @@ describe('secrets', () => {
   it('a failed local submit leaves no file holding the secret', async () => {
     const state = scratch('secret-left');
     const secret = newSecret('left');
-    const failed = await yonder(
+    const failed = await runCli(
       ['submit', '--secret', 'TOKEN', '--cwd', '/nonexistent/dir', '--', 'true'],
       {
         state,
@@ -162,7 +158,7 @@ describe('secrets', () => {
     const secretsFile = join(shared, 'secrets.env');
     writeFileSync(secretsFile, `FILED=${filed}\n`);
     const cli = { state, cwd: shared, env: { TOKEN: secret } };
-    const profile = await yonder(
+    const profile = await runCli(
       ['profile', 'add', 'box', '--backend', 'ssh', '--host', 'target', '--ssh-config', SSH_CONFIG],
       cli,
     );
@@ -170,7 +166,7 @@ describe('secrets', () => {
     const logBefore = existsSync(SSHD_LOG) ? statSync(SSHD_LOG).size : 0;
     const proof = join(shared, 'proof');
     const scanner = startScanner(shared, [core(secret), core(filed)]);
-    const submit = await yonder(
+    const submit = await runCli(
       [
         'submit',
         '--profile',
@@ -193,12 +189,12 @@ describe('secrets', () => {
     await until(() => existsSync(proof), 15_000, 'the remote job to start');
     const outputs = [
       submit,
-      await yonder(['list'], cli),
-      await yonder(['wait', id], cli),
-      await yonder(['logs', id], cli),
+      await runCli(['list'], cli),
+      await runCli(['wait', id], cli),
+      await runCli(['logs', id], cli),
     ];
     // A submit that fails on the host after the secrets were sent.
-    await yonder(
+    await runCli(
       [
         'profile',
         'add',
@@ -214,7 +210,7 @@ describe('secrets', () => {
       ],
       cli,
     );
-    const failed = await yonderJson(
+    const failed = await runCliJson(
       ['submit', '--profile', 'denied', '--secret', 'TOKEN', '--', 'true'],
       cli,
     );

@@ -1,27 +1,19 @@
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { requireCliBuild, runCli, sshHostsEnv, untilJobGone } from '@yonder/test-helpers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from './test-support/run-cli.js';
 
-const HOSTS = new URL('../../../scripts/sshd-hosts.sh', import.meta.url).pathname;
 let state: string;
 let sshConfig: string;
 
 function yonder(args: string[]) {
-  return runCli(args, { YONDER_STATE_DIR: state, SSH_AUTH_SOCK: '' });
+  return runCli(args, { state });
 }
 
 beforeAll(() => {
-  try {
-    execFileSync('bash', [HOSTS, 'status'], { stdio: 'ignore' });
-  } catch {
-    throw new Error('The sshd test hosts are not running: bash scripts/sshd-hosts.sh start');
-  }
-  sshConfig = /export YONDER_SSH_CONFIG='([^']+)'/.exec(
-    execFileSync('bash', [HOSTS, 'env'], { encoding: 'utf8' }),
-  )?.[1] as string;
+  requireCliBuild();
+  sshConfig = sshHostsEnv().YONDER_SSH_CONFIG as string;
   state = mkdtempSync(join(tmpdir(), 'yonder-cli-ssh-'));
 });
 
@@ -65,6 +57,9 @@ describe('yonder with an SSH workstation profile whose host is a Host alias', ()
     const long = (await yonder(['submit', '--profile', 'box', '--', 'sleep', '300'])).stdout.trim();
     const cancel = await yonder(['cancel', long]);
     expect(cancel.stdout).toContain(`${long} cancelled`);
+    // The host is this machine: the job's processes there are gone, not only its record.
+    const status = JSON.parse((await yonder(['status', long, '--json'])).stdout);
+    await untilJobGone(status.result.data.pid);
 
     const unknown = await yonder([
       'profile',

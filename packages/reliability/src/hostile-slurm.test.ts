@@ -14,18 +14,10 @@ import {
   type JsonObject,
 } from '@yonder/core';
 import { createFsStore } from '@yonder/store-fs';
+import { hostileString, requireCliBuild, requireSlurm, until } from '@yonder/test-helpers';
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import {
-  cleanupAll,
-  filesContaining,
-  requireBuild,
-  requireSlurm,
-  scratch,
-  startScanner,
-  summary,
-  until,
-} from './harness.js';
+import { cleanupAll, filesContaining, scratch, startScanner, summary } from './harness.js';
 import {
   assertNoCanary,
   DUMP,
@@ -33,7 +25,6 @@ import {
   ENV_NAMES,
   homeCanaries,
   hostileComponent,
-  hostileString,
   joinOut,
   readDump,
 } from './hostile.js';
@@ -45,7 +36,7 @@ let manager: JobManager;
 let state = '';
 
 beforeAll(() => {
-  requireBuild();
+  requireCliBuild();
   requireSlurm();
   CANARY = join(scratch('slurm-canary'), 'CANARY');
   canaries = [CANARY, ...homeCanaries(TOKEN)];

@@ -1,13 +1,14 @@
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { REPOSITORY_ROOT as ROOT, requireCliBuild, runCli } from '@yonder/test-helpers';
+import { beforeAll, describe, expect, it } from 'vitest';
 
-const ROOT = new URL('../../..', import.meta.url).pathname;
+beforeAll(() => requireCliBuild());
 
 describe('a site that installs the CLI with only the Slurm backend', () => {
-  it('gets local and slurm, and a message naming the package for the others', () => {
+  it('gets local and slurm, and a message naming the package for the others', async () => {
     const packs = mkdtempSync(join(tmpdir(), 'yonder-packs-'));
     const tarballs = ['core', 'store-fs', 'cli', 'backend-slurm'].map((name) => {
       const out = execFileSync('pnpm', ['pack', '--pack-destination', packs], {
@@ -32,50 +33,36 @@ describe('a site that installs the CLI with only the Slurm backend', () => {
       '@yonder/core',
       '@yonder/store-fs',
     ]);
-    const env = {
-      ...process.env,
-      YONDER_STATE_DIR: join(site, 'state'),
-      YONDER_CONFIG: '',
-      XDG_CONFIG_HOME: join(site, 'config'),
-      NO_COLOR: '1',
-    };
+    // The installed `yonder`, run as a user of the site would.
     const yonder = (...args: string[]) =>
-      spawnSync(join(site, 'node_modules', '.bin', 'yonder'), args, {
-        encoding: 'utf8',
-        env,
+      runCli(args, {
+        bin: join(site, 'node_modules', '.bin', 'yonder'),
+        state: join(site, 'state'),
         cwd: site,
       });
-    const plugins = yonder('plugins');
+    const plugins = await yonder('plugins');
     expect(plugins.stdout).toMatch(/backend\s+slurm\s+@yonder\/backend-slurm/);
     expect(plugins.stdout).toContain('Not installed: @yonder/backend-ssh, @yonder/backend-command');
     expect(
-      yonder('profile', 'add', 'hpc', '--backend', 'slurm', '--workdir', '/tmp/x').status,
+      (await yonder('profile', 'add', 'hpc', '--backend', 'slurm', '--workdir', '/tmp/x')).code,
     ).toBe(0);
-    const ssh = yonder('profile', 'add', 'box', '--backend', 'ssh', '--host', 'somewhere');
-    expect(ssh.status).toBe(1);
+    const ssh = await yonder('profile', 'add', 'box', '--backend', 'ssh', '--host', 'somewhere');
+    expect(ssh.code).toBe(1);
     expect(ssh.stderr).toContain(
       'No backend named "ssh". Available: local, slurm. Install it with: npm install @yonder/backend-ssh',
     );
-    const id = yonder('submit', '--', 'echo', 'installed').stdout.trim();
-    expect(yonder('wait', id).status).toBe(0);
-    expect(yonder('logs', id).stdout).toBe('installed\n');
+    const id = (await yonder('submit', '--', 'echo', 'installed')).stdout.trim();
+    expect((await yonder('wait', id)).code).toBe(0);
+    expect((await yonder('logs', id)).stdout).toBe('installed\n');
   }, 240_000);
 });
 
 describe('the profile JSON Schema', () => {
-  it('is the one committed in schema/profile.schema.json (regenerate with: pnpm schema)', () => {
-    const generated = execFileSync(
-      process.execPath,
-      [join(ROOT, 'packages/cli/dist/bin.js'), 'profile', 'schema'],
-      {
-        encoding: 'utf8',
-        env: {
-          ...process.env,
-          YONDER_CONFIG: '',
-          XDG_CONFIG_HOME: mkdtempSync(join(tmpdir(), 'yonder-noconfig-')),
-        },
-      },
-    );
+  it('is the one committed in schema/profile.schema.json (regenerate with: pnpm schema)', async () => {
+    const state = mkdtempSync(join(tmpdir(), 'yonder-schema-'));
+    const run = await runCli(['profile', 'schema'], { state });
+    expect(run.code, run.stderr).toBe(0);
+    const generated = run.stdout;
     expect(generated).toBe(readFileSync(join(ROOT, 'schema', 'profile.schema.json'), 'utf8'));
     const schema = JSON.parse(generated);
     expect(

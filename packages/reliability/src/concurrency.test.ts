@@ -15,20 +15,26 @@ import {
   JobManager,
 } from '@yonder/core';
 import { createFsStore } from '@yonder/store-fs';
+import {
+  JOB_GONE_MS,
+  jobProcessesGone,
+  requireCliBuild,
+  runCliJson,
+  until,
+  untilJobGone,
+} from '@yonder/test-helpers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   cleanupAll,
   DIST,
   readRecords,
-  requireBuild,
   scratch,
   summary,
   TERMINAL,
   workerScript,
-  yonderJson,
 } from './harness.js';
 
-beforeAll(() => requireBuild());
+beforeAll(() => requireCliBuild());
 afterAll(() => cleanupAll());
 
 /**
@@ -117,7 +123,7 @@ describe('concurrency', () => {
       while (Date.now() < startAt) await sleep(50);
       for (let round = 0; running(); round += 1) {
         const args = (round + lane) % 2 === 0 ? ['list'] : ['list', '--all', '--no-refresh'];
-        const result = await yonderJson(args, { state, cwd: work });
+        const result = await runCliJson(args, { state, cwd: work });
         lists += 1;
         if (result.code !== 0 || result.doc.ok !== true)
           listFailures.push(`${args.join(' ')}: ${result.stdout} ${result.stderr}`);
@@ -139,7 +145,7 @@ describe('concurrency', () => {
           await sleep(100);
           continue;
         }
-        const result = await yonderJson(['cancel', ...batch], { state, cwd: work });
+        const result = await runCliJson(['cancel', ...batch], { state, cwd: work });
         cancelCommands += 1;
         if (result.code !== 0 || result.doc.ok !== true)
           cancelFailures.push(`cancel ${batch.join(' ')}: ${result.stdout} ${result.stderr}`);
@@ -166,7 +172,7 @@ describe('concurrency', () => {
     expect(new Set(ids).size).toBe(total);
 
     // A final refresh until nothing is active (the marker jobs finish at once).
-    const wait = await yonderJson(['wait', '--timeout', '60', ...ids], {
+    const wait = await runCliJson(['wait', '--timeout', '60', ...ids], {
       state,
       cwd: work,
       timeoutMs: 90_000,
@@ -189,6 +195,9 @@ describe('concurrency', () => {
       if (!TERMINAL.has(job.state)) wrong.push(`${id} not terminal`);
     }
     expect(wrong).toEqual([]);
+    // The cancels' effect, not only their records: nothing of any sleeper is left.
+    const sleeperPids = [...sleepers].map((id) => byId.get(id).data.pid as number);
+    await until(() => sleeperPids.every(jobProcessesGone), JOB_GONE_MS, 'the sleepers to be gone');
 
     // Each marker job ran exactly once; no sleeper wrote a marker.
     const markers = readFileSync(shared, 'utf8').split('\n').filter(Boolean);
@@ -206,7 +215,7 @@ describe('concurrency', () => {
     expect(index).toHaveLength(total);
     expect(new Set(index)).toEqual(new Set(ids));
     expect(readdirSync(join(state, 'active'))).toEqual([]);
-    const all = await yonderJson(['list', '--all', '--no-refresh'], { state, cwd: work });
+    const all = await runCliJson(['list', '--all', '--no-refresh'], { state, cwd: work });
     expect(all.doc.result).toHaveLength(total);
 
     summary(
@@ -345,6 +354,7 @@ process.stdout.write(JSON.stringify(log));
       { waitMs: 15_000 },
     );
     expect(cancelled.map((job) => job.state)).toEqual(jobs.map(() => 'cancelled'));
+    for (const job of jobs) await untilJobGone(Number(job.data.pid));
     await manager.close();
     expect(existsSync(counts)).toBe(true);
     summary(

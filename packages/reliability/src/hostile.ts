@@ -1,127 +1,13 @@
 /**
- * Hostile values for the reliability suite's property tests: shell syntax, option lookalikes,
- * placeholders, scheduler patterns, control characters, odd Unicode, and "canary" commands
- * that create a file if anything ever runs them through a shell.
+ * What the reliability suite's hostile runs are made of, beyond the shared fragments of
+ * `@yonder/test-helpers`: hostile path components and the canaries they may create, the job
+ * that dumps its argv, environment and working directory byte for byte, and reading that back.
  */
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { HOSTILE_FRAGMENTS } from '@yonder/test-helpers';
 import fc from 'fast-check';
-
-/** Fragments that mean something to sh, getopt, Slurm or yonder's templates. */
-export const SYNTAX_FRAGMENTS: readonly string[] = [
-  "'",
-  '"',
-  '\\',
-  '$',
-  '`',
-  ';',
-  '&',
-  '|',
-  '*',
-  '?',
-  '[a]',
-  '~',
-  '~root',
-  '-',
-  '--',
-  '-rf',
-  '--json',
-  '--help',
-  '-n',
-  '-e',
-  '#',
-  '!',
-  '{a,b}',
-  '(',
-  ')',
-  '<',
-  '>',
-  ' ',
-  '  ',
-  '\t',
-  '=',
-  'A=1',
-  '%s',
-  '%j',
-  '%x',
-  '%%',
-  '\\n',
-  "'\\''",
-  '$HOME',
-  // biome-ignore lint/suspicious/noTemplateCurlyInString: sh syntax, on purpose
-  '${PATH}',
-  '$(id)',
-  '$IFS',
-  // biome-ignore lint/suspicious/noTemplateCurlyInString: sh syntax, on purpose
-  '${IFS}',
-  '$1',
-  '$@',
-  '{settings}',
-  '{id}',
-  '{external_ids}',
-  '{{',
-  '}}',
-  '\x7f',
-  '\x1b[31m',
-  'é',
-  '日本',
-  '🎉',
-  '\u00a0',
-  '\u200b',
-  '\u2028',
-  ',',
-  'yonder:',
-  '(null)',
-];
-
-/** Line breaks: allowed in argv, env and settings values; refused in names, paths, options. */
-export const LINE_BREAKS: readonly string[] = ['\n', '\r', '\r\n'];
-
-/** Commands that create `canary` if a shell ever interprets the value. */
-export function canaryFragments(canary: string): string[] {
-  const touch = `touch ${canary}`;
-  return [
-    `$(${touch})`,
-    `\`${touch}\``,
-    `;${touch}`,
-    `; ${touch};`,
-    `|${touch}`,
-    `&&${touch}`,
-    `||${touch}`,
-    `&${touch}`,
-    `\n${touch}\n`,
-    `'; ${touch}; '`,
-    `"; ${touch}; "`,
-    `$(${touch})'`,
-    `>${canary}`,
-    `$(IFS=_;x=${touch.replace(' ', '_')};$x)`,
-  ];
-}
-
-export interface HostileOptions {
-  /** Allow \n and \r (argv, env, settings values); default true. */
-  lineBreaks?: boolean;
-  maxParts?: number;
-}
-
-/** A string built from hostile fragments and random Unicode; never contains NUL. */
-export function hostileString(canary: string, options: HostileOptions = {}): fc.Arbitrary<string> {
-  const fragments = [...SYNTAX_FRAGMENTS, ...canaryFragments(canary)];
-  if (options.lineBreaks ?? true) fragments.push(...LINE_BREAKS);
-  return fc
-    .array(
-      fc.oneof(
-        { weight: 3, arbitrary: fc.constantFrom(...fragments) },
-        { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 6 }) },
-        { weight: 1, arbitrary: fc.string({ unit: 'binary-ascii', maxLength: 6 }) },
-      ),
-      { maxLength: options.maxParts ?? 6 },
-    )
-    .map((parts) => parts.join(''))
-    .map((value) => (options.lineBreaks === false ? value.replace(/[\r\n]/g, ' ') : value))
-    .filter((value) => !value.includes('\0'));
-}
 
 /**
  * Canary commands that fit in one path component (no `/`): `cd` first, so the canary lands in
@@ -142,7 +28,7 @@ export function hostileComponent(canaryName: string): fc.Arbitrary<string> {
   return fc
     .array(
       fc.oneof(
-        { weight: 3, arbitrary: fc.constantFrom(...SYNTAX_FRAGMENTS) },
+        { weight: 3, arbitrary: fc.constantFrom(...HOSTILE_FRAGMENTS) },
         { weight: 1, arbitrary: fc.constantFrom(...componentCanaryFragments(canaryName)) },
         { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 6 }) },
       ),

@@ -9,17 +9,10 @@ import { join } from 'node:path';
 import { createSshBackend, createSshTransport } from '@yonder/backend-ssh';
 import { createRegistry, JobManager, type JsonObject, type Profile } from '@yonder/core';
 import { createFsStore } from '@yonder/store-fs';
+import { hostileString, requireCliBuild, requireSshHosts, until } from '@yonder/test-helpers';
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import {
-  cleanupAll,
-  requireBuild,
-  requireSshHosts,
-  scratch,
-  sharedDir,
-  summary,
-  until,
-} from './harness.js';
+import { cleanupAll, scratch, sharedDir, summary } from './harness.js';
 import {
   assertNoCanary,
   DUMP,
@@ -27,7 +20,6 @@ import {
   ENV_NAMES,
   homeCanaries,
   hostileComponent,
-  hostileString,
   joinOut,
   readDump,
 } from './hostile.js';
@@ -41,7 +33,7 @@ let shared = '';
 let runs = 0;
 
 beforeAll(() => {
-  requireBuild();
+  requireCliBuild();
   requireSshHosts();
   shared = sharedDir('ssh-hostile');
   CANARY = join(shared, 'CANARY');

@@ -1,21 +1,19 @@
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { requireCliBuild, requireSlurm, runCli } from '@yonder/test-helpers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from './test-support/run-cli.js';
 
 let state: string;
 let work: string;
 
 function yonder(args: string[]) {
-  return runCli(args, { YONDER_STATE_DIR: state });
+  return runCli(args, { state, cwd: work });
 }
 
 beforeAll(() => {
-  const ping = spawnSync('scontrol', ['ping'], { encoding: 'utf8' });
-  if (ping.status !== 0)
-    throw new Error('The Slurm test cluster is not running: bash scripts/slurm-cluster.sh start');
+  requireCliBuild();
+  requireSlurm();
   state = mkdtempSync(join(tmpdir(), 'yonder-cli-slurm-'));
   work = mkdtempSync(join(tmpdir(), 'yonder cli slurm '));
 });

@@ -1,7 +1,9 @@
 /**
- * Shared helpers of the reliability suite (issue 7): spawning the built CLI, reading the
- * ledger straight from disk, worker scripts, mounts, and the one-line summaries the suite
- * prints. Not a test file: the `*.test.ts` files beside it import it.
+ * The reliability suite's own helpers (issue 7): reading the ledger straight from disk,
+ * bystander processes, worker scripts, mounts, the argv scanner, and the one-line summaries
+ * the suite prints. Not a test file: the `*.test.ts` files beside it import it; what other
+ * tests share too (the CLI runner, hostile input, `until`, /proc, services) is in
+ * `@yonder/test-helpers`.
  */
 import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
 import {
@@ -16,26 +18,22 @@ import {
   statSync,
   writeFileSync,
 } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
+import type { Raw } from '@yonder/test-helpers';
 
-export const ROOT = new URL('../../../../', import.meta.url).pathname.replace(/\/$/, '');
-export const BIN = join(ROOT, 'packages/cli/dist/bin.js');
+const require = createRequire(import.meta.url);
+
 /** file: URLs of the built packages, for worker scripts run by plain node. */
 export const DIST = {
-  cli: pathToFileURL(join(ROOT, 'packages/cli/dist/index.js')).href,
-  core: pathToFileURL(join(ROOT, 'packages/core/dist/index.js')).href,
-  storeFs: pathToFileURL(join(ROOT, 'packages/store-fs/dist/index.js')).href,
-  ssh: pathToFileURL(join(ROOT, 'packages/backend-ssh/dist/index.js')).href,
+  cli: pathToFileURL(require.resolve('@yonder/cli')).href,
+  core: pathToFileURL(require.resolve('@yonder/core')).href,
+  storeFs: pathToFileURL(require.resolve('@yonder/store-fs')).href,
+  ssh: pathToFileURL(require.resolve('@yonder/backend-ssh')).href,
 };
-export const SLURM_SCRIPT = join(ROOT, 'scripts/slurm-cluster.sh');
-export const HOSTS_SCRIPT = join(ROOT, 'scripts/sshd-hosts.sh');
-
-/** A JSON document read raw (a CLI answer, a record from disk) whose shape the test checks. */
-// biome-ignore lint/suspicious/noExplicitAny: raw JSON under test, checked field by field
-export type Raw = any;
 
 const cleanups: Array<() => void> = [];
 
@@ -57,12 +55,6 @@ export function cleanupAll(): void {
   }
 }
 
-/** Fail (never skip) when the CLI has not been built. */
-export function requireBuild(): void {
-  if (!existsSync(BIN))
-    throw new Error(`The CLI is not built (${BIN} is missing). Build it with: pnpm build`);
-}
-
 /** Fail (never skip) when not root: mounts and the test services need it. */
 export function requireRoot(what: string): void {
   if (process.getuid?.() !== 0)
@@ -80,99 +72,6 @@ export function summary(line: string): void {
   process.stderr.write(text);
   const file = process.env.YONDER_RELIABILITY_SUMMARY;
   if (file) appendFileSync(file, text);
-}
-
-// ------------------------------------------------------------------ the CLI
-
-export interface CliResult {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-  ms: number;
-}
-
-export interface CliOptions {
-  state: string;
-  cwd?: string;
-  env?: Record<string, string>;
-  timeoutMs?: number;
-  input?: string;
-}
-
-/** The environment every CLI run gets: its own ledger, no colour, no user config or agent. */
-export function cliEnv(state: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    YONDER_STATE_DIR: state,
-    NO_COLOR: '1',
-    YONDER_PROFILE: '',
-    SSH_AUTH_SOCK: '',
-    XDG_CONFIG_HOME: join(state, '.no-config'),
-    ...extra,
-  };
-  delete env.YONDER_CONFIG;
-  delete env.YONDER_DEBUG;
-  return env;
-}
-
-/** Start `node bin.js ARGS` (to kill it, or to read it as it runs). */
-export function spawnCli(args: readonly string[], options: CliOptions): ChildProcess {
-  return spawn(process.execPath, [BIN, ...args], {
-    cwd: options.cwd ?? options.state,
-    env: cliEnv(options.state, options.env),
-    stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
-  });
-}
-
-/** Collect a started CLI process's output and exit. */
-export function collect(child: ChildProcess, started = Date.now()): Promise<CliResult> {
-  return new Promise((resolve) => {
-    let stdout = '';
-    let stderr = '';
-    child.stdout?.on('data', (chunk) => {
-      stdout += chunk;
-    });
-    child.stderr?.on('data', (chunk) => {
-      stderr += chunk;
-    });
-    child.on('close', (code, signal) =>
-      resolve({ code, signal, stdout, stderr, ms: Date.now() - started }),
-    );
-  });
-}
-
-/** Run the CLI to its end (killed after `timeoutMs`, default 60 s). */
-export async function yonder(args: readonly string[], options: CliOptions): Promise<CliResult> {
-  const started = Date.now();
-  const child = spawnCli(args, options);
-  if (options.input !== undefined) child.stdin?.end(options.input);
-  const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 60_000);
-  try {
-    return await collect(child, started);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-/** Run the CLI with `--json` (before any `--`) and parse its one JSON document. */
-export async function yonderJson(
-  args: readonly string[],
-  options: CliOptions,
-): Promise<CliResult & { doc: Raw }> {
-  const split = args.indexOf('--');
-  const withJson =
-    split < 0 ? [...args, '--json'] : [...args.slice(0, split), '--json', ...args.slice(split)];
-  const result = await yonder(withJson, options);
-  let doc: Raw;
-  try {
-    doc = JSON.parse(result.stdout);
-  } catch {
-    throw new Error(
-      `yonder ${withJson.join(' ')} printed no single JSON document (exit ${result.code}):\nstdout: ${result.stdout}\nstderr: ${result.stderr}`,
-    );
-  }
-  return { ...result, doc };
 }
 
 // ------------------------------------------------------------------ the ledger on disk
@@ -246,17 +145,6 @@ export function lockFiles(state: string): string[] {
 
 // ------------------------------------------------------------------ processes
 
-/** Whether a pid is alive and not a zombie. */
-export function alive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const state = stat.slice(stat.lastIndexOf(') ') + 2, stat.lastIndexOf(') ') + 3);
-    return state !== 'Z' && state !== 'X';
-  } catch {
-    return false;
-  }
-}
-
 /** Start a detached, unrelated process (its own process group): the "bystander". */
 export function bystander(seconds = 120): ChildProcess {
   const child = spawn('sleep', [String(seconds)], { detached: true, stdio: 'ignore' });
@@ -267,20 +155,6 @@ export function bystander(seconds = 120): ChildProcess {
     } catch {}
   });
   return child;
-}
-
-/** Wait until `check` is true (polling), or throw after `timeoutMs` with `what`. */
-export async function until(
-  check: () => boolean | Promise<boolean>,
-  timeoutMs: number,
-  what: string,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline)
-      throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(25);
-  }
 }
 
 /** Write a worker script (ES module) into `dir` and return its path. */
@@ -358,41 +232,6 @@ export async function waitForBenchLock(log = true): Promise<void> {
     }
     await sleep(10_000);
   }
-}
-
-export function serviceCommand(script: string, command: string, ...args: string[]): void {
-  execFileSync('bash', [script, command, ...args], {
-    stdio: ['ignore', 'ignore', 'inherit'],
-    env: { ...process.env, YONDER_SLURM_QUIET: '1', YONDER_SSH_QUIET: '1' },
-    timeout: 180_000,
-  });
-}
-
-/** Exit status of `bash script status`. */
-export function serviceStatus(script: string): number {
-  return (
-    spawnSync('bash', [script, 'status'], {
-      stdio: 'ignore',
-      env: { ...process.env, YONDER_SLURM_QUIET: '1', YONDER_SSH_QUIET: '1' },
-      timeout: 60_000,
-    }).status ?? 1
-  );
-}
-
-/** Fail (never skip) when the Slurm test cluster is down. */
-export function requireSlurm(): void {
-  if (serviceStatus(SLURM_SCRIPT) !== 0)
-    throw new Error(
-      'The Slurm test cluster is not running. Start it as root with: bash scripts/slurm-cluster.sh start',
-    );
-}
-
-/** Fail (never skip) when the sshd test hosts are down. */
-export function requireSshHosts(): void {
-  if (serviceStatus(HOSTS_SCRIPT) !== 0)
-    throw new Error(
-      'The sshd test hosts are not running. Start them as root with: bash scripts/sshd-hosts.sh start',
-    );
 }
 
 /** A directory anyone may write (for jobs run as the ssh test user), removed by cleanupAll. */

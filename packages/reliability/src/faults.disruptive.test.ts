@@ -2,7 +2,7 @@
  * Reliability suite, part 3 (disruptive): sshd connections killed mid-operation, an sshd
  * stopped, slurmctld and slurmdbd stopped and restarted. Each gives a clear error, no failed
  * query changes a job's state, nothing is lost, and everything converges once the fault
- * clears. Runs alone, after the other tests (vitest.disruptive.config.ts), and waits while
+ * clears. Runs alone, after the other tests (vitest project `disruptive`), and waits while
  * /tmp/yonder-bench.lock exists. Services are always restored.
  */
 import { spawn } from 'node:child_process';
@@ -13,27 +13,30 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { createSshBackend, createSshTransport } from '@yonder/backend-ssh';
 import { createRegistry, JobManager, type Profile } from '@yonder/core';
 import { createFsStore } from '@yonder/store-fs';
+import {
+  collectProcess,
+  REPOSITORY_ROOT,
+  requireCliBuild,
+  requireSlurm,
+  requireSshHosts,
+  runCli,
+  runCliJson,
+  SLURM_SCRIPT,
+  SSH_HOSTS_SCRIPT,
+  serviceCommand,
+  serviceStatus,
+  spawnCli,
+  until,
+} from '@yonder/test-helpers';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
   cleanupAll,
-  collect,
-  HOSTS_SCRIPT,
-  ROOT,
   readJob,
   readRecords,
-  requireBuild,
-  requireSlurm,
-  requireSshHosts,
-  SLURM_SCRIPT,
   scratch,
-  serviceCommand,
-  serviceStatus,
   sharedDir,
-  spawnCli,
   summary,
   waitForBenchLock,
-  yonder,
-  yonderJson,
 } from './harness.js';
 
 const SSH_CONFIG = '/var/tmp/yonder-ssh/client/config';
@@ -47,14 +50,14 @@ const faults: string[] = [];
  */
 let unlistenedErrors = 0;
 const ssh2Client = (
-  createRequire(join(ROOT, 'packages/backend-ssh/package.json'))('ssh2') as {
+  createRequire(join(REPOSITORY_ROOT, 'packages/backend-ssh/package.json'))('ssh2') as {
     Client: { prototype: { emit: (event: string, ...args: unknown[]) => boolean } };
   }
 ).Client;
 const realEmit = ssh2Client.prototype.emit;
 
 beforeAll(() => {
-  requireBuild();
+  requireCliBuild();
   requireSlurm();
   requireSshHosts();
   ssh2Client.prototype.emit = function (
@@ -78,9 +81,9 @@ beforeEach(async () => {
 afterAll(() => {
   ssh2Client.prototype.emit = realEmit;
   // Leave the services healthy whatever happened.
-  serviceCommand(HOSTS_SCRIPT, 'start');
+  serviceCommand(SSH_HOSTS_SCRIPT, 'start');
   serviceCommand(SLURM_SCRIPT, 'start');
-  const healthy = serviceStatus(HOSTS_SCRIPT) === 0 && serviceStatus(SLURM_SCRIPT) === 0;
+  const healthy = serviceStatus(SSH_HOSTS_SCRIPT) === 0 && serviceStatus(SLURM_SCRIPT) === 0;
   summary(
     `faults survived: ${faults.length} (${faults.join('; ')}); ssh errors emitted with no listener: ${unlistenedErrors}; services healthy afterwards: ${healthy}`,
   );
@@ -141,9 +144,9 @@ describe('ssh', () => {
         ),
       );
       await sleep(5);
-      serviceCommand(HOSTS_SCRIPT, 'kill-connections');
+      serviceCommand(SSH_HOSTS_SCRIPT, 'kill-connections');
       await sleep(30);
-      serviceCommand(HOSTS_SCRIPT, 'kill-connections');
+      serviceCommand(SSH_HOSTS_SCRIPT, 'kill-connections');
       const outcomes = await inFlight;
       const rejected = outcomes.filter((o) => o.status === 'rejected');
       // The fault really hit submits in flight.
@@ -152,9 +155,9 @@ describe('ssh', () => {
         expect((outcome as PromiseRejectedResult).reason.code).toMatch(/^E_(TRANSPORT|TIMEOUT)$/);
       // Polls with the connection killed between and during them.
       const before = new Map([long, failing].map((job) => [job.id, steps(job)]));
-      serviceCommand(HOSTS_SCRIPT, 'kill-connections');
+      serviceCommand(SSH_HOSTS_SCRIPT, 'kill-connections');
       const polling = manager.refresh({ force: true });
-      serviceCommand(HOSTS_SCRIPT, 'kill-connections');
+      serviceCommand(SSH_HOSTS_SCRIPT, 'kill-connections');
       await polling;
       for (const job of [long, failing]) {
         const now = await manager.store.getJob(job.id);
@@ -225,26 +228,26 @@ describe('ssh', () => {
   it('sshd stopped: a clear E_TRANSPORT, no state changes, cancel remembered; converges when sshd is back', async () => {
     const state = scratch('dis-sshd-state');
     const cli = { state, cwd: state };
-    await yonder(
+    await runCli(
       ['profile', 'add', 'box', '--backend', 'ssh', '--host', 'target', '--ssh-config', SSH_CONFIG],
       cli,
     );
     const short = (
-      await yonder(['submit', '--profile', 'box', '--', 'sleep', '4'], cli)
+      await runCli(['submit', '--profile', 'box', '--', 'sleep', '4'], cli)
     ).stdout.trim();
     const long = (
-      await yonder(['submit', '--profile', 'box', '--', 'sleep', '120'], cli)
+      await runCli(['submit', '--profile', 'box', '--', 'sleep', '120'], cli)
     ).stdout.trim();
     expect(short).toMatch(/^[0-9a-f]{12}$/);
     const before = [short, long].map((id) => readJob(state, id));
-    serviceCommand(HOSTS_SCRIPT, 'kill-connections');
+    serviceCommand(SSH_HOSTS_SCRIPT, 'kill-connections');
     const tStop = Date.now();
-    serviceCommand(HOSTS_SCRIPT, 'stop-host', 'target');
+    serviceCommand(SSH_HOSTS_SCRIPT, 'stop-host', 'target');
     const stopMs = Date.now() - tStop;
     let startMs = 0;
     let restarted = false;
     try {
-      const listed = await yonderJson(['list'], cli);
+      const listed = await runCliJson(['list'], cli);
       expect(listed.doc.ok, listed.stderr).toBe(true);
       for (const job of before) {
         const now = readJob(state, job.id);
@@ -255,34 +258,37 @@ describe('ssh', () => {
           message: expect.stringMatching(/127\.0\.0\.1:2201|target/),
         });
       }
-      const submit = await yonderJson(['submit', '--profile', 'box', '--', 'true'], cli);
+      const submit = await runCliJson(['submit', '--profile', 'box', '--', 'true'], cli);
       expect(submit.doc.error).toMatchObject({
         code: 'E_TRANSPORT',
         message: expect.stringMatching(/127\.0\.0\.1:2201|target/),
       });
-      const logs = await yonder(['logs', short], cli);
+      const logs = await runCli(['logs', short], cli);
       expect(logs.code).toBe(1);
       expect(logs.stderr).toMatch(/127\.0\.0\.1:2201|target/);
       // `yonder cancel` records the request, then retries for up to 15 s while the host is down;
       // like a user pressing ^C, stop it once the request is in the ledger.
       const cancel = spawnCli(['cancel', long], cli);
-      const cancelled = collect(cancel);
-      const deadline = Date.now() + 20_000;
-      while (readJob(state, long).cancel === null && Date.now() < deadline) await sleep(50);
+      const cancelled = collectProcess(cancel);
+      await until(
+        () => readJob(state, long).cancel !== null,
+        20_000,
+        'the cancel request to be recorded',
+      );
       cancel.kill('SIGINT');
       await cancelled;
       const remembered = readJob(state, long);
       expect(remembered.cancel).toMatchObject({ reason: 'user' });
       expect(remembered.state).toBe('running');
       const tStart = Date.now();
-      serviceCommand(HOSTS_SCRIPT, 'start-host', 'target');
+      serviceCommand(SSH_HOSTS_SCRIPT, 'start-host', 'target');
       startMs = Date.now() - tStart;
       restarted = true;
     } finally {
-      if (!restarted) serviceCommand(HOSTS_SCRIPT, 'start-host', 'target');
+      if (!restarted) serviceCommand(SSH_HOSTS_SCRIPT, 'start-host', 'target');
     }
     const tWait = Date.now();
-    const waited = await yonderJson(['wait', '--timeout', '60', short, long], {
+    const waited = await runCliJson(['wait', '--timeout', '60', short, long], {
       ...cli,
       timeoutMs: 90_000,
     });
@@ -300,17 +306,17 @@ describe('slurm', () => {
     const workdir = scratch('dis-ctld-work');
     const cli = { state, cwd: workdir };
     expect(
-      (await yonder(['profile', 'add', 'hpc', '--backend', 'slurm', '--workdir', workdir], cli))
+      (await runCli(['profile', 'add', 'hpc', '--backend', 'slurm', '--workdir', workdir], cli))
         .code,
     ).toBe(0);
     const running = (
-      await yonder(['submit', '--profile', 'hpc', '--', 'sleep', '6'], cli)
+      await runCli(['submit', '--profile', 'hpc', '--', 'sleep', '6'], cli)
     ).stdout.trim();
     const held = (
-      await yonder(['submit', '--profile', 'hpc', '--scheduler-option=--hold', '--', 'true'], cli)
+      await runCli(['submit', '--profile', 'hpc', '--scheduler-option=--hold', '--', 'true'], cli)
     ).stdout.trim();
     expect(held).toMatch(/^[0-9a-f]{12}$/);
-    await yonder(['list'], cli);
+    await runCli(['list'], cli);
     const before = [running, held].map((id) => readJob(state, id));
     const stopped = Date.now();
     serviceCommand(SLURM_SCRIPT, 'stop-ctld');
@@ -318,9 +324,18 @@ describe('slurm', () => {
     let submitMs = 0;
     let startMs = 0;
     try {
-      await sleep(1_100);
-      const listed = await yonderJson(['list'], cli);
-      expect(listed.doc.ok, listed.stderr).toBe(true);
+      // Refresh until a poll meets the stopped slurmctld (a refresh within the shared poll's
+      // minimum interval of the last one does not poll).
+      await until(
+        async () => {
+          const listed = await runCliJson(['list'], cli);
+          expect(listed.doc.ok, listed.stderr).toBe(true);
+          return before.every((job) => readJob(state, job.id).error !== null);
+        },
+        20_000,
+        'a poll to meet the stopped slurmctld',
+        200,
+      );
       for (const job of before) {
         const now = readJob(state, job.id);
         expect(now.state).toBe(job.state);
@@ -330,7 +345,7 @@ describe('slurm', () => {
           message: expect.stringContaining('squeue'),
         });
       }
-      const submit = await yonderJson(['submit', '--profile', 'hpc', '--', 'true'], {
+      const submit = await runCliJson(['submit', '--profile', 'hpc', '--', 'true'], {
         ...cli,
         timeoutMs: 120_000,
       });
@@ -342,9 +357,12 @@ describe('slurm', () => {
       // `yonder cancel` records the request, then waits up to 15 s for the job to end; like a
       // user pressing ^C, stop it once the request is in the ledger.
       const cancel = spawnCli(['cancel', held], cli);
-      const cancelled = collect(cancel);
-      const deadline = Date.now() + 20_000;
-      while (readJob(state, held).cancel === null && Date.now() < deadline) await sleep(50);
+      const cancelled = collectProcess(cancel);
+      await until(
+        () => readJob(state, held).cancel !== null,
+        20_000,
+        'the cancel request to be recorded',
+      );
       cancel.kill('SIGINT');
       await cancelled;
       expect(readJob(state, held)).toMatchObject({ state: 'pending', cancel: { reason: 'user' } });
@@ -357,7 +375,7 @@ describe('slurm', () => {
     }
     const downFor = (Date.now() - stopped) / 1000;
     const tWait = Date.now();
-    const waited = await yonderJson(['wait', '--timeout', '90', running, held], {
+    const waited = await runCliJson(['wait', '--timeout', '90', running, held], {
       ...cli,
       timeoutMs: 120_000,
     });
@@ -375,11 +393,11 @@ describe('slurm', () => {
     const workdir = scratch('dis-dbd-work');
     const cli = { state, cwd: workdir };
     expect(
-      (await yonder(['profile', 'add', 'hpc', '--backend', 'slurm', '--workdir', workdir], cli))
+      (await runCli(['profile', 'add', 'hpc', '--backend', 'slurm', '--workdir', workdir], cli))
         .code,
     ).toBe(0);
     const id = (
-      await yonder(['submit', '--profile', 'hpc', '--', 'sh', '-c', 'sleep 2; exit 4'], cli)
+      await runCli(['submit', '--profile', 'hpc', '--', 'sh', '-c', 'sleep 2; exit 4'], cli)
     ).stdout.trim();
     const job = readJob(state, id);
     const t0 = Date.now();
@@ -391,17 +409,20 @@ describe('slurm', () => {
     let polls = 0;
     try {
       // Wait until Slurm has finished the job (squeue keeps it for MinJobAge), then poll.
-      const deadline = Date.now() + 30_000;
-      while (Date.now() < deadline) {
-        const queue = await collect(
-          spawn('squeue', ['-h', '-t', 'all', '-j', job.externalId, '-o', '%T']),
-        );
-        if (/FAILED|COMPLETED/.test(queue.stdout)) break;
-        await sleep(300);
-      }
+      await until(
+        async () => {
+          const queue = await collectProcess(
+            spawn('squeue', ['-h', '-t', 'all', '-j', job.externalId, '-o', '%T']),
+          );
+          return /FAILED|COMPLETED/.test(queue.stdout);
+        },
+        30_000,
+        'Slurm to finish the job',
+        300,
+      );
       tEnded = Date.now();
       for (let round = 0; round < 3; round += 1) {
-        const status = await yonderJson(['status', id], cli);
+        const status = await runCliJson(['status', id], cli);
         polls += 1;
         expect(status.doc.result.state).not.toBe('failed');
         expect(status.doc.result.reason).not.toBe('lost');
@@ -415,7 +436,7 @@ describe('slurm', () => {
       if (!restarted) serviceCommand(SLURM_SCRIPT, 'start-dbd');
     }
     const tWait = Date.now();
-    const waited = await yonderJson(['wait', '--timeout', '90', id], {
+    const waited = await runCliJson(['wait', '--timeout', '90', id], {
       ...cli,
       timeoutMs: 120_000,
     });

@@ -8,7 +8,6 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { createSshBackend, createSshTransport } from '@yonder/backend-ssh';
 import {
   createRegistry,
@@ -18,9 +17,18 @@ import {
   YonderError,
 } from '@yonder/core';
 import { createFsStore } from '@yonder/store-fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   alive,
+  REPOSITORY_ROOT,
+  requireCliBuild,
+  requireSshHosts,
+  runCli,
+  runCliJson,
+  until,
+  untilJobGone,
+} from '@yonder/test-helpers';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
   cleanupAll,
   DIST,
   fileSize,
@@ -28,25 +36,19 @@ import {
   jobPath,
   lockFiles,
   mountTmpfs,
-  ROOT,
   readJob,
   readRecords,
   remount,
-  requireBuild,
   requireRoot,
-  requireSshHosts,
   scratch,
   sharedDir,
   snapshot,
   summary,
-  until,
   workerScript,
-  yonder,
-  yonderJson,
 } from './harness.js';
 
 beforeAll(() => {
-  requireBuild();
+  requireCliBuild();
   requireRoot('The fault tests');
 });
 afterAll(() => cleanupAll());
@@ -60,20 +62,20 @@ async function ledgerWithJobs(state: string): Promise<{
 }> {
   const runs = scratch('runs');
   const cli = { state, cwd: runs };
-  const profile = await yonder(
+  const profile = await runCli(
     ['profile', 'add', 'loc', '--backend', 'local', '--workdir', runs],
     cli,
   );
   expect(profile.code, profile.stderr).toBe(0);
   const submit = async (...argv: string[]): Promise<string> => {
-    const result = await yonder(['submit', '--profile', 'loc', '--', ...argv], cli);
+    const result = await runCli(['submit', '--profile', 'loc', '--', ...argv], cli);
     expect(result.code, result.stderr).toBe(0);
     return result.stdout.trim();
   };
   const quick = await submit('true');
   const short = await submit('sleep', '1');
   const long = await submit('sleep', '120');
-  const wait = await yonder(['wait', quick], cli);
+  const wait = await runCli(['wait', quick], cli);
   expect(wait.code, wait.stderr).toBe(0);
   return { cli, quick, short, long };
 }
@@ -91,37 +93,38 @@ describe('faults under the state directory', () => {
     const before = snapshot(state);
     const filled = fillDisk(disk);
 
-    const submit = await yonderJson(['submit', '--profile', 'loc', '--', 'true'], cli);
+    const submit = await runCliJson(['submit', '--profile', 'loc', '--', 'true'], cli);
     expect(submit.code).toBe(1);
     expect(submit.doc.error).toMatchObject({
       code: 'E_STORE',
       message: expect.stringMatching(/disk is full/i),
     });
-    const refresh = await yonderJson(['list'], cli);
+    const refresh = await runCliJson(['list'], cli);
     expect(refresh.code).toBe(1);
     expect(refresh.doc.error).toMatchObject({
       code: 'E_STORE',
       message: expect.stringMatching(/no space left on device|disk is full/i),
     });
-    const cancel = await yonderJson(['cancel', long], cli);
+    const cancel = await runCliJson(['cancel', long], cli);
     expect(cancel.code).toBe(1);
     expect(cancel.doc.error.code).toBe('E_STORE');
     // Reading still works, and shows the ledger exactly as it was.
-    const listed = await yonderJson(['list', '--no-refresh'], cli);
+    const listed = await runCliJson(['list', '--no-refresh'], cli);
     expect(listed.doc.ok, listed.stderr).toBe(true);
     expect(listed.doc.result.map((job: any) => job.id).sort()).toEqual([quick, short, long].sort());
-    const status = await yonderJson(['status', '--no-refresh', short], cli);
+    const status = await runCliJson(['status', '--no-refresh', short], cli);
     expect(status.doc.result.state).toBe('running');
     // No failed operation changed, tore or added a record; the running job was not signalled.
     expect(snapshot(state)).toEqual(before);
     expect(alive(pid)).toBe(true);
 
     rmSync(join(disk, 'fill'));
-    const waited = await yonderJson(['wait', '--timeout', '30', short, quick], cli);
+    const waited = await runCliJson(['wait', '--timeout', '30', short, quick], cli);
     expect(waited.doc.result.jobs.map((job: any) => job.state)).toEqual(['succeeded', 'succeeded']);
-    const stopped = await yonderJson(['cancel', long], { ...cli, timeoutMs: 60_000 });
+    const stopped = await runCliJson(['cancel', long], { ...cli, timeoutMs: 60_000 });
     expect(stopped.doc.result[0].state).toBe('cancelled');
-    const again = await yonderJson(['submit', '--profile', 'loc', '--', 'true'], cli);
+    await untilJobGone(pid);
+    const again = await runCliJson(['submit', '--profile', 'loc', '--', 'true'], cli);
     expect(again.doc.ok).toBe(true);
     expect(readRecords(state).filter((record) => record.job === null)).toEqual([]);
     summary(
@@ -140,18 +143,18 @@ describe('faults under the state directory', () => {
     const state = join(disk, 'state');
     const runs = scratch('lock-runs');
     const cli = { state, cwd: runs };
-    await yonder(['profile', 'add', 'loc', '--backend', 'local', '--workdir', runs], cli);
+    await runCli(['profile', 'add', 'loc', '--backend', 'local', '--workdir', runs], cli);
     const id = (
-      await yonder(['submit', '--profile', 'loc', '--', 'sleep', '0.3'], cli)
+      await runCli(['submit', '--profile', 'loc', '--', 'sleep', '0.3'], cli)
     ).stdout.trim();
     const jobDir = readJob(state, id).data.jobDir as string;
     await until(() => existsSync(join(jobDir, 'exit-code')), 10_000, 'the job to finish');
     fillDisk(disk);
-    const failed = await yonderJson(['list'], cli);
+    const failed = await runCliJson(['list'], cli);
     expect(failed.doc.error.code).toBe('E_STORE');
     rmSync(join(disk, 'fill'));
     const empty = lockFiles(state).filter((path) => fileSize(path) === 0);
-    const next = await yonderJson(['list'], cli);
+    const next = await runCliJson(['list'], cli);
     const job = next.doc.result.find((one: any) => one.id === id);
     summary(
       `full disk, space freed again: empty lock files left ${empty.length}; next list took ${next.ms} ms and shows the finished job as ${job.state}`,
@@ -170,22 +173,22 @@ describe('faults under the state directory', () => {
     remount(disk, 'ro');
     let restored = false;
     try {
-      const submit = await yonderJson(['submit', '--profile', 'loc', '--', 'true'], cli);
+      const submit = await runCliJson(['submit', '--profile', 'loc', '--', 'true'], cli);
       expect(submit.code).toBe(1);
       expect(submit.doc.error).toMatchObject({
         code: 'E_STORE',
         message: expect.stringMatching(/read-only|not writable/i),
       });
-      const refresh = await yonderJson(['list'], cli);
+      const refresh = await runCliJson(['list'], cli);
       expect(refresh.doc.error).toMatchObject({
         code: 'E_STORE',
         message: expect.stringMatching(/read-only file system/i),
       });
-      const cancel = await yonderJson(['cancel', long], cli);
+      const cancel = await runCliJson(['cancel', long], cli);
       expect(cancel.doc.error.code).toBe('E_STORE');
-      const listed = await yonderJson(['list', '--all', '--no-refresh'], cli);
+      const listed = await runCliJson(['list', '--all', '--no-refresh'], cli);
       expect(listed.doc.result).toHaveLength(3);
-      const logs = await yonder(['logs', quick], cli);
+      const logs = await runCli(['logs', quick], cli);
       expect(logs.code, logs.stderr).toBe(0);
       expect(snapshot(state)).toEqual(before);
       expect(alive(pid)).toBe(true);
@@ -194,11 +197,12 @@ describe('faults under the state directory', () => {
     } finally {
       if (!restored) remount(disk, 'rw');
     }
-    const waited = await yonderJson(['wait', '--timeout', '30', short], cli);
+    const waited = await runCliJson(['wait', '--timeout', '30', short], cli);
     expect(waited.doc.result.jobs[0].state).toBe('succeeded');
-    const stopped = await yonderJson(['cancel', long], { ...cli, timeoutMs: 60_000 });
+    const stopped = await runCliJson(['cancel', long], { ...cli, timeoutMs: 60_000 });
     expect(stopped.doc.result[0].state).toBe('cancelled');
-    expect((await yonderJson(['submit', '--profile', 'loc', '--', 'true'], cli)).doc.ok).toBe(true);
+    await untilJobGone(pid);
+    expect((await runCliJson(['submit', '--profile', 'loc', '--', 'true'], cli)).doc.ok).toBe(true);
     expect(readRecords(state).filter((record) => record.job === null)).toEqual([]);
     summary(
       'read-only state directory (tmpfs remounted ro): submit, refresh and cancel → E_STORE naming the read-only file system; list/status/logs work; 3 records byte-identical; converged after remount rw',
@@ -214,10 +218,10 @@ describe('faults under the state directory', () => {
     const cli = { state, cwd: disk };
     // The ledger's directories exist (saving a profile makes them); no job yet, so the next
     // submit has to make its id's shard directory.
-    expect((await yonder(['profile', 'add', 'loc', '--backend', 'local'], cli)).code).toBe(0);
+    expect((await runCli(['profile', 'add', 'loc', '--backend', 'local'], cli)).code).toBe(0);
     remount(disk, 'ro');
     try {
-      const submit = await yonderJson(['submit', '--profile', 'loc', '--', 'true'], cli);
+      const submit = await runCliJson(['submit', '--profile', 'loc', '--', 'true'], cli);
       expect(submit.doc.error.code).toBe('E_STORE');
       summary(`read-only submit message: ${submit.doc.error.message}`);
       expect(submit.doc.error.message).toMatch(/read-only|not writable/i);
@@ -229,7 +233,7 @@ describe('faults under the state directory', () => {
   it('a corrupt record is reported with its path and never dropped; every other job keeps working', async () => {
     const state = scratch('corrupt-state');
     const { cli, quick, short, long } = await ledgerWithJobs(state);
-    expect((await yonder(['wait', short], cli)).code).toBe(0);
+    expect((await runCli(['wait', short], cli)).code).toBe(0);
     const pid = Number(readJob(state, long).externalId);
     const path = jobPath(state, long);
     const original = readFileSync(path, 'utf8');
@@ -237,36 +241,37 @@ describe('faults under the state directory', () => {
     const torn = readFileSync(path, 'utf8');
     const others = new Map([...snapshot(state)].filter(([file]) => file !== path));
 
-    const all = await yonderJson(['list', '--all'], cli);
+    const all = await runCliJson(['list', '--all'], cli);
     expect(all.code).toBe(0);
     expect(all.doc.result.map((job: any) => job.id)).not.toContain(long);
     expect(all.doc.result).toHaveLength(2);
     expect(all.doc.result.map((job: any) => job.id).sort()).toEqual([quick, short].sort());
     expect(all.stderr).toContain(path);
-    const active = await yonderJson(['list'], cli);
+    const active = await runCliJson(['list'], cli);
     expect(active.code).toBe(0);
     expect(active.stderr).toContain(path);
-    const status = await yonderJson(['status', long], cli);
+    const status = await runCliJson(['status', long], cli);
     expect(status.code).toBe(1);
     expect(status.doc.error).toMatchObject({
       code: 'E_CORRUPT_RECORD',
       message: expect.stringContaining(path),
     });
-    const cancel = await yonderJson(['cancel', long], cli);
+    const cancel = await runCliJson(['cancel', long], cli);
     expect(cancel.code).toBe(1);
     expect(cancel.doc.error.message).toContain(path);
     expect(alive(pid)).toBe(true);
     // The rest works: a new job runs, others unchanged, the corrupt file kept as it was.
-    const fresh = await yonderJson(['submit', '--profile', 'loc', '--', 'true'], cli);
+    const fresh = await runCliJson(['submit', '--profile', 'loc', '--', 'true'], cli);
     expect(fresh.doc.ok).toBe(true);
-    expect((await yonder(['wait', fresh.doc.result.id], cli)).code).toBe(0);
+    expect((await runCli(['wait', fresh.doc.result.id], cli)).code).toBe(0);
     for (const [file, text] of others) expect(readFileSync(file, 'utf8')).toBe(text);
     expect(readFileSync(path, 'utf8')).toBe(torn);
-    expect((await yonderJson(['status', quick], cli)).doc.result.state).toBe('succeeded');
+    expect((await runCliJson(['status', quick], cli)).doc.result.state).toBe('succeeded');
 
     writeFileSync(path, original);
-    const stopped = await yonderJson(['cancel', long], { ...cli, timeoutMs: 60_000 });
+    const stopped = await runCliJson(['cancel', long], { ...cli, timeoutMs: 60_000 });
     expect(stopped.doc.result[0].state).toBe('cancelled');
+    await untilJobGone(pid);
     expect(Object.values(states(state)).sort()).toEqual([
       'cancelled',
       'succeeded',
@@ -325,8 +330,8 @@ describe('a connection lost mid-submit (ssh)', () => {
           { profile: 'box' },
         ),
       ).rejects.toMatchObject({ code: 'E_TRANSPORT' });
+      // The wrapper records its pid before it runs the job, so recovery can find it now.
       await until(() => existsSync(marker), 10_000, 'the job to run on the host');
-      await sleep(200);
       await manager.refresh({ force: true });
       const [record] = (await manager.list({ all: true, refresh: false })).jobs;
       summary(
@@ -389,7 +394,9 @@ describe('a connection lost mid-submit (ssh)', () => {
   it('an ssh error on the tick after the handshake does not crash the process', async () => {
     requireSshHosts();
     const dir = scratch('ssh-ready-gap');
-    const ssh2 = createRequire(join(ROOT, 'packages/backend-ssh/package.json')).resolve('ssh2');
+    const ssh2 = createRequire(join(REPOSITORY_ROOT, 'packages/backend-ssh/package.json')).resolve(
+      'ssh2',
+    );
     const script = workerScript(
       dir,
       'ready-gap.mjs',

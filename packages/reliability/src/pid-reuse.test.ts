@@ -6,47 +6,33 @@
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { readBootId, readProcessIdentity } from '@yonder/core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   alive,
-  bystander,
-  cleanupAll,
-  jobPath,
-  readJob,
-  requireBuild,
+  type Raw,
+  requireCliBuild,
   requireSshHosts,
-  scratch,
-  summary,
+  runCli,
+  runCliJson,
+  unsignalled,
   until,
-  yonder,
-  yonderJson,
-} from './harness.js';
+} from '@yonder/test-helpers';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bystander, cleanupAll, readJob, rewriteRecord, scratch, summary } from './harness.js';
 
 const SSH_CONFIG = '/var/tmp/yonder-ssh/client/config';
 const survivors: string[] = [];
 
-beforeAll(() => requireBuild());
+beforeAll(() => requireCliBuild());
 afterAll(() => {
   summary(
     `pid reuse: ${survivors.length} recycled identities never reported running nor signalled (${survivors.join('; ')})`,
   );
   cleanupAll();
 });
-
-/** Rewrite a record on disk atomically (as a crash-free editor would). */
-function rewrite(state: string, id: string, change: (job: any) => void): void {
-  const path = jobPath(state, id);
-  const job = JSON.parse(readFileSync(path, 'utf8'));
-  change(job);
-  const temporary = `${path}.${randomBytes(4).toString('hex')}.edit`;
-  writeFileSync(temporary, `${JSON.stringify(job)}\n`);
-  renameSync(temporary, path);
-}
 
 /**
  * What pid reuse does to what the wrapper recorded: its pid now names another process. Whatever
@@ -68,7 +54,7 @@ async function submitSleeper(
   cli: { state: string; cwd: string },
   extra: string[] = [],
 ): Promise<any> {
-  const result = await yonder(['submit', ...extra, '--', 'sleep', '120'], cli);
+  const result = await runCli(['submit', ...extra, '--', 'sleep', '120'], cli);
   expect(result.code, result.stderr).toBe(0);
   return readJob(cli.state, result.stdout.trim());
 }
@@ -86,26 +72,34 @@ describe('local backend', () => {
       const job = await submitSleeper(cli);
       const other = bystander();
       await until(() => readProcessIdentity(other.pid as number) !== null, 5_000, 'the bystander');
-      rewrite(state, job.id, (record) => {
+      rewriteRecord(state, job.id, (record) => {
         record.data.pid = other.pid;
         record.externalId = String(other.pid);
       });
       const steps = job.history.length;
-      await sleep(1_100); // past the shared poll's minimum interval (1 s) of the last round
-      const status = await yonderJson(['status', job.id], cli);
-      expect(readJob(state, job.id).misses).toBeGreaterThanOrEqual(1);
+      // Refresh until a poll has looked (a refresh within the shared poll's minimum interval of
+      // the last round does not poll): it misses the job, and takes nothing for it.
+      let status: Raw;
+      await until(
+        async () => {
+          status = await runCliJson(['status', job.id], cli);
+          return readJob(state, job.id).misses >= 1;
+        },
+        10_000,
+        'a poll to miss the job',
+        200,
+      );
       expect(status.doc.result.error).toBeNull();
       const ended =
         mode === 'cancel'
-          ? (await yonderJson(['cancel', job.id], cli)).doc.result[0]
-          : (await yonderJson(['wait', '--timeout', '20', job.id], cli)).doc.result.jobs[0];
+          ? (await runCliJson(['cancel', job.id], cli)).doc.result[0]
+          : (await runCliJson(['wait', '--timeout', '20', job.id], cli)).doc.result.jobs[0];
       expect(ended.state).toBe(mode === 'cancel' ? 'cancelled' : 'failed');
       if (mode === 'wait') expect(ended.reason).toBe('lost');
       neverSeenRunningAfter(readJob(state, job.id), steps);
-      await sleep(200);
-      expect(alive(other.pid as number)).toBe(true);
+      expect(unsignalled(other.pid as number)).toBe(true);
       // The real job was never signalled either: yonder no longer knows its pid.
-      expect(alive(job.data.pid)).toBe(true);
+      expect(unsignalled(job.data.pid)).toBe(true);
       killGroup(job.data.pid);
       survivors.push(`local pid→bystander, ${mode}`);
     }
@@ -115,14 +109,13 @@ describe('local backend', () => {
     const state = scratch('pid-start');
     const cli = { state, cwd: state };
     const job = await submitSleeper(cli);
-    rewrite(state, job.id, (record) => {
+    rewriteRecord(state, job.id, (record) => {
       record.data.startTime = String(Number(record.data.startTime) - 1);
     });
-    const cancelled = await yonderJson(['cancel', job.id], cli);
+    const cancelled = await runCliJson(['cancel', job.id], cli);
     expect(cancelled.doc.result[0].state).toBe('cancelled');
     neverSeenRunningAfter(readJob(state, job.id), job.history.length);
-    await sleep(200);
-    expect(alive(job.data.pid)).toBe(true);
+    expect(unsignalled(job.data.pid)).toBe(true);
     killGroup(job.data.pid);
     survivors.push('local start time changed, cancel');
   }, 30_000);
@@ -134,15 +127,14 @@ describe('local backend', () => {
     const other = bystander();
     const identity = readProcessIdentity(other.pid as number);
     expect(identity).not.toBeNull();
-    rewrite(state, job.id, (record) => {
+    rewriteRecord(state, job.id, (record) => {
       record.data.pid = other.pid;
       record.data.startTime = identity?.startTime;
       record.data.bootId = `${readBootId().slice(0, -4)}0000`;
     });
-    const cancelled = await yonderJson(['cancel', job.id], cli);
+    const cancelled = await runCliJson(['cancel', job.id], cli);
     expect(cancelled.doc.result[0].state).toBe('cancelled');
-    await sleep(200);
-    expect(alive(other.pid as number)).toBe(true);
+    expect(unsignalled(other.pid as number)).toBe(true);
     killGroup(job.data.pid);
     survivors.push('local other boot id, cancel');
   }, 30_000);
@@ -165,10 +157,10 @@ describe('local backend', () => {
         expiresAt: Date.now() + 600_000,
       }),
     );
-    const cancelled = await yonderJson(['cancel', job.id], cli);
+    const cancelled = await runCliJson(['cancel', job.id], cli);
     expect(cancelled.doc.result[0].state).toBe('cancelled');
     expect(cancelled.ms).toBeLessThan(5_000);
-    expect(alive(other.pid as number)).toBe(true);
+    expect(unsignalled(other.pid as number)).toBe(true);
     survivors.push(`lock holder recycled (cancel took ${cancelled.ms} ms)`);
   }, 60_000);
 
@@ -188,7 +180,7 @@ describe('local backend', () => {
     const other = bystander();
     // As a crash leaves it: the submit recorded, the wrapper started (and since died), its pid
     // reused by the bystander, the submitter gone.
-    rewrite(state, job.id, (record) => {
+    rewriteRecord(state, job.id, (record) => {
       record.state = 'submitting';
       record.externalId = null;
       record.data = {};
@@ -196,10 +188,9 @@ describe('local backend', () => {
       record.submitter = { pid: 999_999, startTime: '1', bootId: readBootId(), host: hostname() };
     });
     recyclePid(wrapperPid, other.pid as number);
-    const status = await yonderJson(['status', job.id], cli);
-    const cancel = await yonderJson(['cancel', job.id], cli);
-    await sleep(300);
-    const survived = alive(other.pid as number);
+    const status = await runCliJson(['status', job.id], cli);
+    const cancel = await runCliJson(['cancel', job.id], cli);
+    const survived = unsignalled(other.pid as number);
     summary(
       `recover with a recycled wrapper.pid: status said ${status.doc.result.state} (externalId ${status.doc.result.externalId}, bystander ${other.pid}); after cancel the bystander is ${survived ? 'alive' : 'DEAD (signalled)'}`,
     );
@@ -215,7 +206,7 @@ describe('ssh backend', () => {
     requireSshHosts();
     const state = scratch('pid-ssh');
     const cli = { state, cwd: state };
-    const added = await yonder(
+    const added = await runCli(
       ['profile', 'add', 'box', '--backend', 'ssh', '--host', 'target', '--ssh-config', SSH_CONFIG],
       cli,
     );
@@ -247,16 +238,15 @@ describe('ssh backend', () => {
       'the remote bystander',
     );
     expect(otherPid).toBeGreaterThan(0);
-    rewrite(state, job.id, (record) => {
+    rewriteRecord(state, job.id, (record) => {
       record.data.pid = otherPid;
       record.externalId = String(otherPid);
     });
-    const cancelled = await yonderJson(['cancel', job.id], cli);
+    const cancelled = await runCliJson(['cancel', job.id], cli);
     expect(cancelled.doc.result[0].state).toBe('cancelled');
     neverSeenRunningAfter(readJob(state, job.id), job.history.length);
-    await sleep(300);
-    expect(alive(otherPid)).toBe(true);
-    expect(alive(job.data.pid)).toBe(true);
+    expect(unsignalled(otherPid)).toBe(true);
+    expect(unsignalled(job.data.pid)).toBe(true);
     killGroup(otherPid);
     killGroup(job.data.pid);
     survivors.push('ssh pid→remote bystander, cancel');
@@ -270,7 +260,7 @@ describe('ssh backend', () => {
     requireSshHosts();
     const state = scratch('pid-ssh-recover');
     const cli = { state, cwd: state };
-    await yonder(
+    await runCli(
       ['profile', 'add', 'box', '--backend', 'ssh', '--host', 'target', '--ssh-config', SSH_CONFIG],
       cli,
     );
@@ -301,7 +291,7 @@ describe('ssh backend', () => {
       5_000,
       'the remote bystander',
     );
-    rewrite(state, job.id, (record) => {
+    rewriteRecord(state, job.id, (record) => {
       record.state = 'submitting';
       record.externalId = null;
       record.data = {};
@@ -310,10 +300,9 @@ describe('ssh backend', () => {
     });
     recyclePid(wrapperPid, otherPid);
     try {
-      const status = await yonderJson(['status', job.id], cli);
-      await yonderJson(['cancel', job.id], cli);
-      await sleep(300);
-      const survived = alive(otherPid);
+      const status = await runCliJson(['status', job.id], cli);
+      await runCliJson(['cancel', job.id], cli);
+      const survived = unsignalled(otherPid);
       summary(
         `ssh recover with a recycled wrapper.pid: status said ${status.doc.result.state} (externalId ${status.doc.result.externalId}, bystander ${otherPid}); after cancel the bystander is ${survived ? 'alive' : 'DEAD (signalled)'}`,
       );

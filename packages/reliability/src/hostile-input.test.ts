@@ -52,18 +52,10 @@ import {
   type YonderError,
 } from '@yonder/core';
 import { createFsStore } from '@yonder/store-fs';
+import { hostileString, requireCliBuild, runCli, runCliJson, until } from '@yonder/test-helpers';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  cleanupAll,
-  readJob,
-  requireBuild,
-  scratch,
-  summary,
-  until,
-  yonder,
-  yonderJson,
-} from './harness.js';
+import { cleanupAll, readJob, scratch, summary } from './harness.js';
 import {
   assertNoCanary,
   DUMP,
@@ -71,7 +63,6 @@ import {
   ENV_NAMES,
   homeCanaries,
   hostileComponent,
-  hostileString,
   joinOut,
   readDump,
   splitNul,
@@ -88,7 +79,7 @@ function count(what: string): void {
 }
 
 beforeAll(() => {
-  requireBuild();
+  requireCliBuild();
   canaryDir = scratch('canary');
   CANARY = join(canaryDir, 'CANARY');
   allCanaries = [CANARY, ...homeCanaries(TOKEN)];
@@ -245,7 +236,7 @@ describe('real jobs through the local backend', () => {
           ...input.args,
           ...(input.settingsWords ? ['{settings}', 'x={settings}y'] : []),
         ];
-        const result = await yonder(
+        const result = await runCli(
           [
             'submit',
             `--name=${input.name}`,
@@ -281,14 +272,14 @@ describe('real jobs through the local backend', () => {
       }),
       { numRuns: 20 },
     );
-    const listed = await yonderJson(['wait', '--timeout', '30', ...ids], { state, cwd: out });
+    const listed = await runCliJson(['wait', '--timeout', '30', ...ids], { state, cwd: out });
     expect(listed.doc.result.jobs.map((job: any) => job.state)).toEqual(ids.map(() => 'succeeded'));
     // A program name that is itself hostile is run as a name, never parsed.
     for (const program of [`$(touch ${CANARY})`, `;touch ${CANARY}`, `-rf`, `a b`]) {
       count('cli-programs');
-      const result = await yonder(['submit', '--', program], { state, cwd: out });
+      const result = await runCli(['submit', '--', program], { state, cwd: out });
       expect(result.code, result.stderr).toBe(0);
-      const waited = await yonderJson(['wait', '--timeout', '20', result.stdout.trim()], {
+      const waited = await runCliJson(['wait', '--timeout', '20', result.stdout.trim()], {
         state,
         cwd: out,
       });
