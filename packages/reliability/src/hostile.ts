@@ -6,7 +6,7 @@
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { HOSTILE_FRAGMENTS } from '@yonder/test-helpers';
+import { HOSTILE_FRAGMENTS, hostileString } from '@yonder/test-helpers';
 import fc from 'fast-check';
 
 /**
@@ -44,6 +44,33 @@ export function hostileComponent(canaryName: string): fc.Arbitrary<string> {
       (value) =>
         !value.includes('\0') && value !== '.' && value !== '..' && Buffer.byteLength(value) <= 120,
     );
+}
+
+/** What the job should see as argv once `{settings}` has been replaced (when there are settings). */
+export function expectedArgv(words: readonly string[], settingsPath: string | null): string[] {
+  return words.map((word) =>
+    settingsPath === null ? word : word.split('{settings}').join(settingsPath),
+  );
+}
+
+/**
+ * A hostile local job: argv, a name, env values, settings (keys too) from `hostileString`, and
+ * perhaps a working directory named by `hostileComponent(token)`.
+ */
+export function hostileJob(canary: string, token: string) {
+  return fc.record({
+    args: fc.array(hostileString(canary), { maxLength: 6 }),
+    name: hostileString(canary, { lineBreaks: false }).filter(
+      (name) => name.trim() !== '' && name.length <= 200,
+    ),
+    env: fc.dictionary(fc.constantFrom(...ENV_NAMES), hostileString(canary)),
+    settings: fc.option(
+      fc.dictionary(hostileString(canary, { maxParts: 3 }), hostileString(canary)),
+      { nil: undefined },
+    ),
+    settingsWords: fc.boolean(),
+    cwd: fc.option(hostileComponent(token), { nil: undefined }),
+  });
 }
 
 /** Throw if any canary exists (removing them), naming the context. */
