@@ -26,48 +26,24 @@ import {
   type YonderError,
 } from '@yonder/core';
 import { createFsStore } from '@yonder/store-fs';
-import { hostileString, requireCliBuild, until } from '@yonder/test-helpers';
+import { hostileString, until } from '@yonder/test-helpers';
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cleanupAll, scratch, summary } from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { scratch, summary } from './harness.js';
 import {
   assertNoCanary,
   DUMP,
   dumpDone,
   expectedArgv,
-  homeCanaries,
   hostileComponent,
   hostileJob,
+  hostileRun,
   joinOut,
   readDump,
   splitNul,
 } from './hostile.js';
 
-let canaryDir = '';
-let CANARY = '';
-const TOKEN = `yonder-canary-${process.pid}-command`;
-let allCanaries: string[] = [];
-const tried: Record<string, number> = {};
-
-function count(what: string): void {
-  tried[what] = (tried[what] ?? 0) + 1;
-}
-
-beforeAll(() => {
-  requireCliBuild();
-  canaryDir = scratch('canary');
-  CANARY = join(canaryDir, 'CANARY');
-  allCanaries = [CANARY, ...homeCanaries(TOKEN)];
-});
-
-afterAll(() => {
-  summary(
-    `hostile input (command backend): inputs tried ${Object.entries(tried)
-      .map(([what, n]) => `${what} ${n}`)
-      .join(', ')}; canaries created 0`,
-  );
-  cleanupAll();
-});
+const suite = hostileRun('command backend', 'command');
 
 describe('command templates and the command backend', () => {
   /** A template word: literal text and placeholders. */
@@ -100,12 +76,12 @@ describe('command templates and the command backend', () => {
     fc.assert(
       fc.property(
         templateWords,
-        fc.dictionary(fc.constantFrom(...PLACEHOLDERS), hostileString(CANARY), {
+        fc.dictionary(fc.constantFrom(...PLACEHOLDERS), hostileString(suite.canary), {
           minKeys: PLACEHOLDERS.length,
         }),
-        fc.array(hostileString(CANARY, { lineBreaks: false }), { maxLength: 4 }),
+        fc.array(hostileString(suite.canary, { lineBreaks: false }), { maxLength: 4 }),
         (words, values, ids) => {
-          count('templates');
+          suite.count('templates');
           const filled = Object.fromEntries(PLACEHOLDERS.map((name) => [name, values[name] ?? '']));
           const parsed = parseTemplate(templateText(words), 'options.submit', PLACEHOLDERS, {
             requireProgram: false,
@@ -130,11 +106,11 @@ describe('command templates and the command backend', () => {
     await fc.assert(
       fc.asyncProperty(
         templateWords,
-        fc.dictionary(fc.constantFrom(...PLACEHOLDERS), hostileString(CANARY), {
+        fc.dictionary(fc.constantFrom(...PLACEHOLDERS), hostileString(suite.canary), {
           minKeys: PLACEHOLDERS.length,
         }),
         async (words, values) => {
-          count('template-runs');
+          suite.count('template-runs');
           const filled = Object.fromEntries(PLACEHOLDERS.map((name) => [name, values[name] ?? '']));
           const parsed = parseTemplate(
             `printf '%s\\0' ${templateText(words)}`,
@@ -148,7 +124,7 @@ describe('command templates and the command backend', () => {
       ),
       { numRuns: 30 },
     );
-    assertNoCanary(allCanaries, 'rendered templates');
+    assertNoCanary(suite.all, 'rendered templates');
   });
 
   it('the command backend: hostile names, argv, env, workdir and cwd reach the scheduler command and the job intact', async () => {
@@ -174,11 +150,11 @@ describe('command templates and the command backend', () => {
     let run = 0;
     await fc.assert(
       fc.asyncProperty(
-        hostileJob(CANARY, TOKEN),
-        hostileComponent(TOKEN),
+        hostileJob(suite.canary, suite.token),
+        hostileComponent(suite.token),
         async (input, workdirName) => {
           run += 1;
-          count('command-jobs');
+          suite.count('command-jobs');
           const workdir = join(scratch('hostile-cmd-wd'), workdirName);
           const profile = `cmd ${run}`;
           await manager.saveProfile({ name: profile, backend: 'command', workdir, options });
@@ -216,7 +192,7 @@ describe('command templates and the command backend', () => {
           expect(seen.cwd).toBe(realpathSync(cwd ?? jobDir));
           if (settingsPath)
             expect(JSON.parse(readFileSync(settingsPath, 'utf8'))).toEqual(input.settings);
-          assertNoCanary(allCanaries, `command run ${run}`);
+          assertNoCanary(suite.all, `command run ${run}`);
         },
       ),
       { numRuns: 20 },
@@ -299,24 +275,24 @@ describe('command templates and the command backend', () => {
     // hostile status lines, and records what cancel was given.
     const options = {
       submit: `sh -c 'printf "%b" "$1"; test -n "$2"' submit {name} {script}`,
-      status: `sh -c 'printf "%s\\n" "$@"' status '$(id) COMPLETED' '-rf FAILED' '4242;touch ${CANARY} COMPLETED' '4242 RUNNING' {external_ids}`,
+      status: `sh -c 'printf "%s\\n" "$@"' status '$(id) COMPLETED' '-rf FAILED' '4242;touch ${suite.canary} COMPLETED' '4242 RUNNING' {external_ids}`,
       cancel: `sh -c 'printf "%s\\0" "$@" > ${cancelArgs}' cancel {external_ids}`,
     };
     await manager.saveProfile({ name: 'toy', backend: 'command', workdir: out, options });
     const unsafe = [
-      `1; touch ${CANARY}`,
+      `1; touch ${suite.canary}`,
       '-rf',
       '$(id)',
       '`id`',
-      `1|touch ${CANARY}`,
-      `1&&touch ${CANARY}`,
+      `1|touch ${suite.canary}`,
+      `1&&touch ${suite.canary}`,
       '../../etc/passwd',
       '1 2',
       "1'2",
       '-',
     ];
     for (const id of unsafe) {
-      count('malicious-ids');
+      suite.count('malicious-ids');
       const error = await manager.submit({ argv: ['true'], name: id }, { profile: 'toy' }).then(
         () => null,
         (thrown: unknown) => thrown as YonderError,
@@ -329,7 +305,7 @@ describe('command templates and the command backend', () => {
     for (const job of refused) expect(job).toMatchObject({ state: 'failed', externalId: null });
     // A newline-injected answer: the first line is the id, the rest is never used.
     const job = await manager.submit(
-      { argv: ['sleep', '2'], name: `4242\\n$(touch ${CANARY})\\n-rf` },
+      { argv: ['sleep', '2'], name: `4242\\n$(touch ${suite.canary})\\n-rf` },
       { profile: 'toy' },
     );
     expect(job.externalId).toBe('4242');
@@ -338,14 +314,14 @@ describe('command templates and the command backend', () => {
     expect(polled).toMatchObject({ state: 'running', nativeState: 'RUNNING' });
     await manager.cancel([job.id]);
     expect(splitNul(readFileSync(cancelArgs, 'utf8'))).toEqual(['4242']);
-    assertNoCanary(allCanaries, 'malicious ids');
+    assertNoCanary(suite.all, 'malicious ids');
     // Property: whatever a submit command prints, what is kept is a safe id or nothing.
     fc.assert(
       fc.property(
-        fc.array(hostileString(CANARY), { maxLength: 4 }).map((lines) => lines.join('\n')),
+        fc.array(hostileString(suite.canary), { maxLength: 4 }).map((lines) => lines.join('\n')),
         fc.option(fc.constantFrom('(?<id>\\S+)$', 'Submitted (\\S+)', '\\d+'), { nil: undefined }),
         (output, pattern) => {
-          count('id-outputs');
+          suite.count('id-outputs');
           const raw = extractId(output, pattern);
           let kept: string | null = null;
           try {
@@ -367,10 +343,10 @@ describe('command templates and the command backend', () => {
   it('parseStatus never attributes a line to another id and never throws (property)', () => {
     fc.assert(
       fc.property(
-        fc.array(hostileString(CANARY), { maxLength: 8 }).map((lines) => lines.join('\n')),
+        fc.array(hostileString(suite.canary), { maxLength: 8 }).map((lines) => lines.join('\n')),
         fc.boolean(),
         (text, withIds) => {
-          count('status-outputs');
+          suite.count('status-outputs');
           const lines = parseStatus(text, withIds, '4242');
           for (const line of lines) {
             expect(line.state).not.toMatch(/\s/);

@@ -21,47 +21,23 @@ import {
   validateProfileFields,
 } from '@yonder/core';
 import { createFsStore } from '@yonder/store-fs';
-import { hostileString, requireCliBuild, runCli, runCliJson, until } from '@yonder/test-helpers';
+import { hostileString, runCli, runCliJson, until } from '@yonder/test-helpers';
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cleanupAll, readJob, scratch, summary } from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { readJob, scratch } from './harness.js';
 import {
   assertNoCanary,
   DUMP,
   dumpDone,
   expectedArgv,
-  homeCanaries,
   hostileComponent,
   hostileJob,
+  hostileRun,
   joinOut,
   readDump,
 } from './hostile.js';
 
-let canaryDir = '';
-let CANARY = '';
-const TOKEN = `yonder-canary-${process.pid}-input`;
-let allCanaries: string[] = [];
-const tried: Record<string, number> = {};
-
-function count(what: string): void {
-  tried[what] = (tried[what] ?? 0) + 1;
-}
-
-beforeAll(() => {
-  requireCliBuild();
-  canaryDir = scratch('canary');
-  CANARY = join(canaryDir, 'CANARY');
-  allCanaries = [CANARY, ...homeCanaries(TOKEN)];
-});
-
-afterAll(() => {
-  summary(
-    `hostile input (local): inputs tried ${Object.entries(tried)
-      .map(([what, n]) => `${what} ${n}`)
-      .join(', ')}; canaries created 0`,
-  );
-  cleanupAll();
-});
+const suite = hostileRun('local', 'input');
 
 function localManager(state: string): JobManager {
   return new JobManager({
@@ -83,9 +59,9 @@ describe('real jobs through the local backend', () => {
     const manager = localManager(state);
     let run = 0;
     await fc.assert(
-      fc.asyncProperty(hostileJob(CANARY, TOKEN), async (input) => {
+      fc.asyncProperty(hostileJob(suite.canary, suite.token), async (input) => {
         run += 1;
-        count('local-jobs');
+        suite.count('local-jobs');
         const dump = joinOut(out, run);
         const cwd = input.cwd === undefined ? undefined : join(cwdBase, `${run}-${input.cwd}`);
         if (cwd) mkdirSync(cwd);
@@ -115,7 +91,7 @@ describe('real jobs through the local backend', () => {
         const stored = await manager.store.getJob(job.id);
         expect(stored?.name).toBe(input.name);
         expect(stored?.spec.argv).toEqual(['sh', '-c', DUMP, 'dump', dump, ...words]);
-        assertNoCanary(allCanaries, `local run ${run}`);
+        assertNoCanary(suite.all, `local run ${run}`);
       }),
       { numRuns: 40 },
     );
@@ -137,14 +113,14 @@ describe('real jobs through the local backend', () => {
       stateDirectory: scratch('hostile-refuse'),
     });
     const refusal: fc.Arbitrary<Partial<JobSpec>> = fc.oneof(
-      hostileString(CANARY).map((value) => ({ name: `${value}\n${value}` })),
-      hostileString(CANARY).map((value) => ({ name: `a\r${value}` })),
-      hostileString(CANARY).map((value) => ({ cwd: `/tmp/${value}\n` })),
-      hostileString(CANARY).map((value) => ({ cwd: `relative/${value}` })),
-      hostileString(CANARY).map((value) => ({ argv: ['sh', `${value}\0`] })),
-      hostileString(CANARY).map((value) => ({ env: { H0: `${value}\0x` } })),
-      hostileString(CANARY).map((value) => ({ env: { [`1${value}`]: 'x' } })),
-      hostileString(CANARY, { lineBreaks: false }).map((value) => ({
+      hostileString(suite.canary).map((value) => ({ name: `${value}\n${value}` })),
+      hostileString(suite.canary).map((value) => ({ name: `a\r${value}` })),
+      hostileString(suite.canary).map((value) => ({ cwd: `/tmp/${value}\n` })),
+      hostileString(suite.canary).map((value) => ({ cwd: `relative/${value}` })),
+      hostileString(suite.canary).map((value) => ({ argv: ['sh', `${value}\0`] })),
+      hostileString(suite.canary).map((value) => ({ env: { H0: `${value}\0x` } })),
+      hostileString(suite.canary).map((value) => ({ env: { [`1${value}`]: 'x' } })),
+      hostileString(suite.canary, { lineBreaks: false }).map((value) => ({
         secrets: { [`${value} $`]: 'x' },
       })),
       fc.constant({ argv: [] as string[] }),
@@ -152,14 +128,14 @@ describe('real jobs through the local backend', () => {
     );
     await fc.assert(
       fc.asyncProperty(refusal, async (bad) => {
-        count('refusals');
-        const spec: JobSpec = { argv: ['sh', '-c', `touch ${CANARY}`], ...bad };
+        suite.count('refusals');
+        const spec: JobSpec = { argv: ['sh', '-c', `touch ${suite.canary}`], ...bad };
         await expect(manager.submit(spec)).rejects.toMatchObject({ code: 'E_INVALID_JOB_SPEC' });
       }),
       { numRuns: 100 },
     );
     expect((await manager.list({ all: true, refresh: false })).jobs).toEqual([]);
-    assertNoCanary(allCanaries, 'refused specs');
+    assertNoCanary(suite.all, 'refused specs');
     await manager.close();
   }, 60_000);
 
@@ -170,9 +146,9 @@ describe('real jobs through the local backend', () => {
     const ids: string[] = [];
     let run = 0;
     await fc.assert(
-      fc.asyncProperty(hostileJob(CANARY, TOKEN), async (input) => {
+      fc.asyncProperty(hostileJob(suite.canary, suite.token), async (input) => {
         run += 1;
-        count('cli-jobs');
+        suite.count('cli-jobs');
         const dump = joinOut(out, run);
         const cwd = input.cwd === undefined ? undefined : join(cwdBase, `${run}-${input.cwd}`);
         if (cwd) mkdirSync(cwd);
@@ -215,15 +191,15 @@ describe('real jobs through the local backend', () => {
         if (settingsPath)
           expect(JSON.parse(readFileSync(settingsPath, 'utf8'))).toEqual(input.settings);
         expect(record.name).toBe(input.name);
-        assertNoCanary(allCanaries, `CLI run ${run}`);
+        assertNoCanary(suite.all, `CLI run ${run}`);
       }),
       { numRuns: 20 },
     );
     const listed = await runCliJson(['wait', '--timeout', '30', ...ids], { state, cwd: out });
     expect(listed.doc.result.jobs.map((job: any) => job.state)).toEqual(ids.map(() => 'succeeded'));
     // A program name that is itself hostile is run as a name, never parsed.
-    for (const program of [`$(touch ${CANARY})`, `;touch ${CANARY}`, `-rf`, `a b`]) {
-      count('cli-programs');
+    for (const program of [`$(touch ${suite.canary})`, `;touch ${suite.canary}`, `-rf`, `a b`]) {
+      suite.count('cli-programs');
       const result = await runCli(['submit', '--', program], { state, cwd: out });
       expect(result.code, result.stderr).toBe(0);
       const waited = await runCliJson(['wait', '--timeout', '20', result.stdout.trim()], {
@@ -232,7 +208,7 @@ describe('real jobs through the local backend', () => {
       });
       expect(waited.doc.result.jobs[0]).toMatchObject({ state: 'failed', exitCode: 127 });
     }
-    assertNoCanary(allCanaries, 'hostile program names');
+    assertNoCanary(suite.all, 'hostile program names');
   }, 120_000);
 
   it('hostile profile fields: invalid ones are refused, valid odd workdirs are used literally', async () => {
@@ -241,11 +217,11 @@ describe('real jobs through the local backend', () => {
     const base = scratch('hostile-profile-workdirs');
     await fc.assert(
       fc.asyncProperty(
-        hostileString(CANARY),
-        hostileString(CANARY),
-        hostileComponent(TOKEN),
+        hostileString(suite.canary),
+        hostileString(suite.canary),
+        hostileComponent(suite.token),
         async (host, name, component) => {
-          count('profile-fields');
+          suite.count('profile-fields');
           // Host: anything accepted is a plain word that ssh can never read as an option.
           const hostIssues = validateProfileFields({ name: 'p', backend: 'ssh', host });
           if (hostIssues.length === 0) {
@@ -280,8 +256,8 @@ describe('real jobs through the local backend', () => {
     );
     // Valid workdirs with shell syntax: jobs run in a directory with exactly that name.
     await fc.assert(
-      fc.asyncProperty(hostileComponent(TOKEN), async (component) => {
-        count('workdirs');
+      fc.asyncProperty(hostileComponent(suite.token), async (component) => {
+        suite.count('workdirs');
         const workdir = join(base, component);
         const profile = `w${Math.random().toString(16).slice(2, 10)}`;
         await manager.saveProfile({ name: profile, backend: 'local', workdir });
@@ -293,7 +269,7 @@ describe('real jobs through the local backend', () => {
       }),
       { numRuns: 15 },
     );
-    assertNoCanary(allCanaries, 'profiles');
+    assertNoCanary(suite.all, 'profiles');
     await manager.close();
   }, 90_000);
 });

@@ -17,24 +17,12 @@ import {
 import { type BackendJobV1, validateResources } from '@yonder/core';
 import { hostileString } from '@yonder/test-helpers';
 import fc from 'fast-check';
-import { afterAll, describe, expect, it } from 'vitest';
-import { summary } from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { hostileRun } from './hostile.js';
 
 /** Only text here: nothing is run, so the canary commands are never near a shell. */
 const CANARY = '/nonexistent/CANARY';
-const tried: Record<string, number> = {};
-
-function count(what: string): void {
-  tried[what] = (tried[what] ?? 0) + 1;
-}
-
-afterAll(() => {
-  summary(
-    `hostile input (Slurm parsers): inputs tried ${Object.entries(tried)
-      .map(([what, n]) => `${what} ${n}`)
-      .join(', ')}`,
-  );
-});
+const suite = hostileRun('Slurm parsers', 'parsers');
 
 describe('Slurm output parsers (properties)', () => {
   const field = hostileString(CANARY, { lineBreaks: false, maxParts: 4 }).map((value) =>
@@ -70,7 +58,7 @@ describe('Slurm output parsers (properties)', () => {
         ),
         fc.array(fc.tuple(malicious, field), { maxLength: 3 }),
         (rows, evil) => {
-          count('squeue-outputs');
+          suite.count('squeue-outputs');
           const text = [
             ...rows.map((r) =>
               [r.jobId, r.displayId, r.state, r.name, r.comment, r.reason].join('|'),
@@ -97,7 +85,7 @@ describe('Slurm output parsers (properties)', () => {
     // Arbitrary text never throws.
     fc.assert(
       fc.property(fc.string({ unit: 'binary' }), (text) => {
-        count('squeue-outputs');
+        suite.count('squeue-outputs');
         for (const row of parseSqueue(text)) expect(row.jobId).toMatch(/^\d+$/);
         for (const row of parseSacct(text)) expect(row.jobId).toMatch(/^\d+$/);
       }),
@@ -121,7 +109,7 @@ describe('Slurm output parsers (properties)', () => {
         ),
         malicious,
         (rows, evil) => {
-          count('sacct-outputs');
+          suite.count('sacct-outputs');
           const text = [
             `${evil}|${evil}|x|COMPLETED|0:0|c`,
             ...rows.map((r) =>
@@ -153,7 +141,7 @@ describe('Slurm output parsers (properties)', () => {
       'Submitted batch job 5',
       '',
     ]) {
-      count('sbatch-outputs');
+      suite.count('sbatch-outputs');
       expect(parseSbatchId(text)).toBeNull();
     }
     expect(parseSbatchId('123\n$(id)')).toEqual({ id: '123', cluster: null });
@@ -163,7 +151,7 @@ describe('Slurm output parsers (properties)', () => {
     });
     fc.assert(
       fc.property(fc.array(hostileString(CANARY), { maxLength: 5 }), (lines) => {
-        count('sbatch-outputs');
+        suite.count('sbatch-outputs');
         const answer = parseSbatchId(lines.join('\n'));
         if (answer) {
           expect(answer.id).toMatch(/^\d+$/);
@@ -203,7 +191,7 @@ describe('Slurm output parsers (properties)', () => {
           nil: null,
         }),
         (id, ourName, queued, accounted) => {
-          count('reconciles');
+          suite.count('reconciles');
           const queue = new Map<string, SqueueRow>();
           if (queued)
             queue.set(id, {
@@ -243,7 +231,7 @@ describe('Slurm output parsers (properties)', () => {
   it('Slurm job names and sbatch options stay single, safe words', () => {
     fc.assert(
       fc.property(hostileString(CANARY), (name) => {
-        count('slurm-names');
+        suite.count('slurm-names');
         expect(slurmJobName('0123456789ab', name)).toMatch(
           /^yonder-0123456789ab(-[A-Za-z0-9_.-]{1,40})?$/,
         );
@@ -263,7 +251,7 @@ describe('Slurm output parsers (properties)', () => {
           { requiredKeys: [] },
         ),
         (resources) => {
-          count('slurm-resources');
+          suite.count('slurm-resources');
           if (validateResources(resources).length > 0) return;
           const options = sbatchOptions(
             {

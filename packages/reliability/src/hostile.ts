@@ -6,8 +6,10 @@
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { HOSTILE_FRAGMENTS, hostileString } from '@yonder/test-helpers';
+import { HOSTILE_FRAGMENTS, hostileString, requireCliBuild } from '@yonder/test-helpers';
 import fc from 'fast-check';
+import { afterAll, beforeAll } from 'vitest';
+import { cleanupAll, scratch, summary } from './harness.js';
 
 /**
  * Canary commands that fit in one path component (no `/`): `cd` first, so the canary lands in
@@ -44,6 +46,47 @@ export function hostileComponent(canaryName: string): fc.Arbitrary<string> {
       (value) =>
         !value.includes('\0') && value !== '.' && value !== '..' && Buffer.byteLength(value) <= 120,
     );
+}
+
+/** One hostile test file's canaries and its count of the inputs it tried. */
+export interface HostileRun {
+  /** A file that a shell running any canary command would create (set before the tests). */
+  canary: string;
+  /** A name that `componentCanaryFragments` would create in a home directory. */
+  readonly token: string;
+  /** Every place a canary could land. */
+  all: string[];
+  count(what: string): void;
+}
+
+/**
+ * Set up a hostile test file (its hooks): the canaries before its tests; after them the
+ * summary line `hostile input (LABEL): inputs tried …` and the cleanup.
+ */
+export function hostileRun(label: string, tokenName: string): HostileRun {
+  const tried: Record<string, number> = {};
+  const run: HostileRun = {
+    canary: '',
+    token: `yonder-canary-${process.pid}-${tokenName}`,
+    all: [],
+    count(what) {
+      tried[what] = (tried[what] ?? 0) + 1;
+    },
+  };
+  beforeAll(() => {
+    requireCliBuild();
+    run.canary = join(scratch('canary'), 'CANARY');
+    run.all = [run.canary, ...homeCanaries(run.token)];
+  });
+  afterAll(() => {
+    summary(
+      `hostile input (${label}): inputs tried ${Object.entries(tried)
+        .map(([what, n]) => `${what} ${n}`)
+        .join(', ')}; canaries created 0`,
+    );
+    cleanupAll();
+  });
+  return run;
 }
 
 /** What the job should see as argv once `{settings}` has been replaced (when there are settings). */
