@@ -1,3 +1,4 @@
+/** The package's public names: the Slurm backend, its options, and the parsers of Slurm's output. */
 export {
   parseExitCode,
   parseMinJobAge,
@@ -9,15 +10,15 @@ export {
   type SqueueRow,
   slurmObservation,
 } from './parse.js';
+export { reconcile } from './reconcile.js';
+export { sbatchOptions, slurmJobName } from './sbatch-options.js';
 export {
   createSlurmBackend,
-  MIN_SLURM_VERSION,
-  reconcile,
   SLURM_BACKEND_ID,
-  sbatchOptions,
-  slurmJobName,
+  type SlurmBackendSettings,
 } from './slurm-backend.js';
 export { type SlurmOptions, SlurmOptionsSchema } from './slurm-options.js';
+export { MIN_SLURM_VERSION } from './slurm-probe.js';
 
 import type { PluginV1 } from '@yonder/core';
 import { createSlurmBackend as slurm } from './slurm-backend.js';

@@ -1,3 +1,4 @@
+/** Helpers for the tests against the shared one-node Slurm: is it up, stop and start it, a manager wired to it. */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,7 +11,7 @@ import {
   type TransportV1,
 } from '@yonder/core';
 import { createFsStore } from '@yonder/store-fs';
-import { createSlurmBackend } from '../slurm-backend.js';
+import { createSlurmBackend, type SlurmBackendSettings } from '../slurm-backend.js';
 
 export const CLUSTER_SCRIPT = new URL('../../../../scripts/slurm-cluster.sh', import.meta.url)
   .pathname;
@@ -50,8 +51,8 @@ export function countingTransport(): TransportV1 & { commands: string[][] } {
   };
 }
 
-/** A manager with its own ledger, the Slurm backend and a counting local transport. */
-export function slurmManager(): {
+/** A manager with its own ledger, the Slurm backend (made with `settings`) and a counting local transport. */
+export function slurmManager(settings?: SlurmBackendSettings): {
   manager: JobManager;
   transport: ReturnType<typeof countingTransport>;
   state: string;
@@ -59,7 +60,7 @@ export function slurmManager(): {
   const state = mkdtempSync(join(tmpdir(), 'yonder-slurm-state-'));
   const transport = countingTransport();
   const registry = createRegistry({
-    backends: [createSlurmBackend()],
+    backends: [createSlurmBackend(settings)],
     transports: { local: () => transport },
   });
   const manager = new JobManager({
