@@ -7,12 +7,6 @@ import { runCli } from './test-support/run-cli.js';
 let state: string;
 let work: string;
 
-interface Result {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
 function yonder(args: string[], env: Record<string, string> = {}) {
   return runCli(args, { YONDER_STATE_DIR: state, ...env }, work);
 }
@@ -193,7 +187,11 @@ describe('yonder CLI', () => {
     expect(help.code).toBe(0);
     expect(help.stdout).toContain('yonder submit');
     expect((await yonder(['submit', '--help'])).code).toBe(0);
-    expect((await yonder(['--version'])).stdout).toMatch(/^\d+\.\d+\.\d+\n$/);
+    const { version } = JSON.parse(
+      readFileSync(new URL('../package.json', import.meta.url), 'utf8'),
+    ) as { version: string };
+    expect((await yonder(['--version'])).stdout).toBe(`${version}\n`);
+    expect(help.stdout.startsWith(`yonder ${version}: `), help.stdout).toBe(true);
     const resources = await json(['submit', '--cpus', '2', '--', 'true']);
     expect(resources.doc.error).toMatchObject({
       code: 'E_INVALID_JOB_SPEC',
