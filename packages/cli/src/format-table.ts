@@ -1,8 +1,16 @@
 /** Text tables for people: columns aligned by display width (string-width), so wide and combined characters line up. */
 import stringWidth from 'string-width';
 
-/** C0, DEL and C1 controls would move the cursor or recolour the terminal; a table shows spaces. */
+/** C0, DEL and C1 controls: on a terminal they would move the cursor or recolour it. */
 const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f]/g;
+
+/** `text` with each control character shown as `\xHH`, so a name cannot drive the terminal. */
+export function escapeControlCharacters(text: string): string {
+  return text.replace(
+    CONTROL_CHARACTERS,
+    (character) => `\\x${character.charCodeAt(0).toString(16).padStart(2, '0')}`,
+  );
+}
 
 const graphemes = new Intl.Segmenter();
 
@@ -29,7 +37,7 @@ export function clipToWidth(text: string, width: number): string {
 
 /**
  * A header and rows as lines of columns two spaces apart, each padded to its widest cell by
- * display width; the last column is not padded. Cells lose their control characters.
+ * display width; the last column is not padded. Control characters are shown escaped.
  */
 export function formatTable(
   header: readonly string[],
@@ -37,7 +45,7 @@ export function formatTable(
   options: TableOptions = {},
 ): string {
   const clean = (cell: string): string => {
-    const text = cell.replace(CONTROL_CHARACTERS, ' ');
+    const text = escapeControlCharacters(cell);
     return options.maxCellWidth === undefined ? text : clipToWidth(text, options.maxCellWidth);
   };
   const body = rows.map((row) => row.map(clean));

@@ -1,6 +1,6 @@
 /** How the CLI writes: where output goes, colour, the JSON envelope, and jobs as tables and details. */
 import type { JobRecord, JobState } from '@yonder/core';
-import { formatTable } from './format-table.js';
+import { escapeControlCharacters, formatTable } from './format-table.js';
 
 /** Where a command writes, and how. Progress and logs go to stderr; results to stdout. */
 export interface Io {
@@ -78,17 +78,19 @@ export function jobTable(io: Io, jobs: readonly JobRecord[]): string {
   );
 }
 
-/** A job in full, for `yonder status`. */
+/** A job in full, for `yonder status`; control characters in any value are shown escaped. */
 export function jobDetails(io: Io, job: JobRecord): string {
   const lines: string[] = [];
   const add = (label: string, value: string | number | null | undefined): void => {
     if (value !== null && value !== undefined && value !== '')
-      lines.push(`${`${label}:`.padEnd(14)}${value}`);
+      lines.push(`${`${label}:`.padEnd(14)}${escapeControlCharacters(String(value))}`);
   };
   add('Job', job.id);
   add('Name', job.name);
   add('Profile', `${job.profile} (${job.backend})`);
-  add('State', `${paintState(io, job.state)}${job.nativeState ? ` (${job.nativeState})` : ''}`);
+  lines.push(
+    `${'State:'.padEnd(14)}${paintState(io, job.state)}${job.nativeState ? ` (${escapeControlCharacters(job.nativeState)})` : ''}`,
+  );
   add('Exit code', job.exitCode);
   add('Signal', job.signal);
   add('Reason', job.reason);
@@ -102,7 +104,9 @@ export function jobDetails(io: Io, job: JobRecord): string {
   lines.push('History:');
   for (const step of job.history) {
     lines.push(
-      `  ${step.at}  ${step.from ?? '-'} -> ${step.to}  [${step.source}${step.nativeState ? `: ${step.nativeState}` : ''}]${step.reason ? ` ${step.reason}` : ''}`,
+      escapeControlCharacters(
+        `  ${step.at}  ${step.from ?? '-'} -> ${step.to}  [${step.source}${step.nativeState ? `: ${step.nativeState}` : ''}]${step.reason ? ` ${step.reason}` : ''}`,
+      ),
     );
   }
   return `${lines.join('\n')}\n`;
