@@ -12,6 +12,7 @@
  *   plain `vitest run` never runs them beside another test.
  */
 import { defineConfig } from 'vitest/config';
+import { packageVersionPlugin } from './tools/vitest/package-version-plugin.js';
 
 const IGNORED = ['**/node_modules/**', '**/dist/**', '**/.snippets/**'];
 const INTEGRATION = '**/*.integration.test.ts';
@@ -20,6 +21,7 @@ const RELIABILITY = 'packages/reliability/**';
 const ROOTS = ['packages/*/src/**', 'examples/*/src/**', 'docs/**'];
 
 export default defineConfig({
+  plugins: [packageVersionPlugin()],
   test: {
     testTimeout: 60_000,
     hookTimeout: 120_000,

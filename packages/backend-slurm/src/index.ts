@@ -1,3 +1,4 @@
+/** The package's public names: the Slurm backend, its options, and the parsers of Slurm's output. */
 export {
   parseExitCode,
   parseMinJobAge,
@@ -9,15 +10,15 @@ export {
   type SqueueRow,
   slurmObservation,
 } from './parse.js';
+export { reconcile } from './reconcile.js';
+export { sbatchOptions, slurmJobName } from './sbatch-options.js';
 export {
   createSlurmBackend,
-  MIN_SLURM_VERSION,
-  reconcile,
   SLURM_BACKEND_ID,
-  sbatchOptions,
-  slurmJobName,
+  type SlurmBackendSettings,
 } from './slurm-backend.js';
 export { type SlurmOptions, SlurmOptionsSchema } from './slurm-options.js';
+export { MIN_SLURM_VERSION } from './slurm-probe.js';
 
 import type { PluginV1 } from '@yonder/core';
 import { createSlurmBackend as slurm } from './slurm-backend.js';
@@ -27,5 +28,8 @@ export function createYonderPlugin(): PluginV1 {
   return { specificationVersion: 'v1', backends: [slurm()] };
 }
 
-/** This package's version. */
-export const VERSION: string = '0.1.0';
+/** Replaced at build by this package's version from package.json (tsup `define`; vitest does the same). */
+declare const __PACKAGE_VERSION__: string;
+
+/** This package's version, from its package.json. */
+export const VERSION: string = __PACKAGE_VERSION__;

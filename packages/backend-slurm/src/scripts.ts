@@ -1,3 +1,4 @@
+/** The fixed shell scripts the backend runs on the target: the clean prelude of every Slurm command, the batch script and the batched submit. */
 import { JOB_WRAPPER_SCRIPT, PREPARE_JOB_DIRECTORY } from '@yonder/core';
 
 /**

@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
-import { type JobRecord, YonderError } from '@yonder/core';
+import { type JobManager, type JobRecord, YonderError } from '@yonder/core';
 import { backendConformance } from '@yonder/core/conformance';
 import { until } from '@yonder/test-helpers';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -240,6 +240,36 @@ describe('slurm backend against the test cluster', () => {
     expect(found?.history.map((step) => step.source)).toContain('recover');
     const [cancelled] = await manager.cancel([found?.id as string], { waitMs: 30_000 });
     expect(cancelled?.state).toBe('cancelled');
+  }, 60_000);
+
+  it('leaves an interrupted submit that Slurm never saw alone until the submit grace has passed', async () => {
+    /** Submit once with sbatch never reached (the answer lost before it ran), then recover. */
+    const interruptedThenRecovered = async (manager: JobManager) => {
+      await manager.saveProfile({ name: 'hpc', backend: 'slurm', workdir: workdir() });
+      const live = manager.registry.backend('slurm');
+      live.submit = async () => {
+        throw new YonderError('E_TIMEOUT', 'sbatch timed out');
+      };
+      await expect(manager.submit({ argv: ['true'] }, { profile: 'hpc' })).rejects.toThrow(
+        /timed out/,
+      );
+      const [stuck] = (await manager.store.listJobs({})).jobs;
+      expect(stuck).toMatchObject({ state: 'submitting', externalId: null });
+      await manager.refresh({ force: true });
+      return manager.store.getJob(stuck?.id as string);
+    };
+    const patient = slurmManager();
+    expect(patient.manager.registry.backend('slurm').capabilities.submitGraceSeconds).toBe(200);
+    // Within the default grace the submit may still be in flight: it stays submitting.
+    expect(await interruptedThenRecovered(patient.manager)).toMatchObject({
+      state: 'submitting',
+    });
+    const hasty = slurmManager({ submitGraceSeconds: 0 });
+    expect(hasty.manager.registry.backend('slurm').capabilities.submitGraceSeconds).toBe(0);
+    // Past the grace, neither squeue nor sacct knowing the name means it was never submitted.
+    const given = await interruptedThenRecovered(hasty.manager);
+    expect(given).toMatchObject({ state: 'failed', reason: 'submit-interrupted' });
+    expect(given?.history.at(-1)?.source).toBe('recover');
   }, 60_000);
 
   it('a job that exceeds its time limit fails with reason timeout', async () => {

@@ -171,7 +171,11 @@ describe('yonder CLI', () => {
     expect(help.code).toBe(0);
     expect(help.stdout).toContain('yonder submit');
     expect((await yonder(['submit', '--help'])).code).toBe(0);
-    expect((await yonder(['--version'])).stdout).toMatch(/^\d+\.\d+\.\d+\n$/);
+    const { version } = JSON.parse(
+      readFileSync(new URL('../package.json', import.meta.url), 'utf8'),
+    ) as { version: string };
+    expect((await yonder(['--version'])).stdout).toBe(`${version}\n`);
+    expect(help.stdout.startsWith(`yonder ${version}: `), help.stdout).toBe(true);
     const resources = await json(['submit', '--cpus', '2', '--', 'true']);
     expect(resources.doc.error).toMatchObject({
       code: 'E_INVALID_JOB_SPEC',

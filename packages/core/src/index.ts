@@ -56,8 +56,11 @@ export {
 } from './transport/local-transport.js';
 export * from './validation/index.js';
 
-/** This package's version. */
-export const VERSION: string = '0.1.0';
+/** Replaced at build by this package's version from package.json (tsup `define`; vitest does the same). */
+declare const __PACKAGE_VERSION__: string;
+
+/** This package's version, from its package.json. */
+export const VERSION: string = __PACKAGE_VERSION__;
 
 /** TypeBox, re-exported so plugins build option schemas with the same copy core checks them with. */
 export { type Static, type TSchema, Type } from '@sinclair/typebox';

@@ -1,4 +1,4 @@
-/** The Slurm test cluster for backend-slurm's tests: its control, a counting transport, a manager on it. */
+/** Helpers for the tests against the shared one-node Slurm: is it up, stop and start it, a manager wired to it. */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,7 +11,7 @@ import {
 } from '@yonder/core';
 import { createFsStore } from '@yonder/store-fs';
 import { requireSlurm, SLURM_SCRIPT, serviceCommand } from '@yonder/test-helpers';
-import { createSlurmBackend } from '../slurm-backend.js';
+import { createSlurmBackend, type SlurmBackendSettings } from '../slurm-backend.js';
 
 /** Fail (never skip) when the test cluster is not up, saying how to start it. */
 export const requireCluster = requireSlurm;
@@ -39,8 +39,8 @@ export function countingTransport(): TransportV1 & { commands: string[][] } {
   };
 }
 
-/** A manager with its own ledger, the Slurm backend and a counting local transport. */
-export function slurmManager(): {
+/** A manager with its own ledger, the Slurm backend (made with `settings`) and a counting local transport. */
+export function slurmManager(settings?: SlurmBackendSettings): {
   manager: JobManager;
   transport: ReturnType<typeof countingTransport>;
   state: string;
@@ -48,7 +48,7 @@ export function slurmManager(): {
   const state = mkdtempSync(join(tmpdir(), 'yonder-slurm-state-'));
   const transport = countingTransport();
   const registry = createRegistry({
-    backends: [createSlurmBackend()],
+    backends: [createSlurmBackend(settings)],
     transports: { local: () => transport },
   });
   const manager = new JobManager({

@@ -1,0 +1,102 @@
+/** The probe of a Slurm target (version, controller, accounting, $HOME), cached, and what follows from it. */
+import {
+  type BackendContextV1,
+  cachedProbe,
+  type JsonObject,
+  type ProbeReportV1,
+  type Profile,
+} from '@yonder/core';
+import { parseMinJobAge, parseSlurmVersion } from './parse.js';
+import { commandFailure, QUERY_TIMEOUT_MS, slurmCommand } from './slurm-command.js';
+import type { SlurmOptions } from './slurm-options.js';
+
+/** The oldest Slurm this backend is tested against (Debian 12). */
+export const MIN_SLURM_VERSION = { major: 22, minor: 5 };
+
+/**
+ * Reach the target and report what is there; cached under the state directory for the
+ * profile's `probeTtlSeconds` (default an hour) unless `fresh`.
+ */
+export function slurmProbe(
+  profile: Profile,
+  options: SlurmOptions,
+  context: BackendContextV1,
+  fresh: boolean,
+): Promise<ProbeReportV1> {
+  return cachedProbe(
+    context.stateDirectory,
+    `slurm|${context.transport.target}|${profile.host ?? ''}|${options.binDir ?? ''}`,
+    (options.probeTtlSeconds ?? 3600) * 1000,
+    fresh,
+    () => runProbe(profile, options, context),
+  );
+}
+
+/** Where job directories go: the profile's workdir, else ~/.yonder/slurm on the target. */
+export function slurmWorkdir(profile: Profile, report: ProbeReportV1): string {
+  return profile.workdir ?? `${String(report.facts.home ?? '')}/.yonder/slurm`;
+}
+
+async function runProbe(
+  profile: Profile,
+  options: SlurmOptions,
+  context: BackendContextV1,
+): Promise<ProbeReportV1> {
+  const problems: string[] = [];
+  const facts: JsonObject = { transport: context.transport.target };
+  const slurm = (argv: readonly string[]) =>
+    slurmCommand(context, options, argv).catch((error: unknown) => error as Error);
+  const version = await slurm(['sbatch', '--version']);
+  if (version instanceof Error) {
+    problems.push(`sbatch cannot be run: ${version.message}`);
+  } else if (version.exitCode !== 0) {
+    problems.push(`sbatch --version failed: ${commandFailure(version)}`);
+  } else {
+    const parsed = parseSlurmVersion(version.stdout);
+    if (!parsed)
+      problems.push(
+        `unrecognised sbatch --version output: ${JSON.stringify(version.stdout.slice(0, 200))}`,
+      );
+    else {
+      facts.slurmVersion = parsed.text;
+      if (
+        parsed.major < MIN_SLURM_VERSION.major ||
+        (parsed.major === MIN_SLURM_VERSION.major && parsed.minor < MIN_SLURM_VERSION.minor)
+      ) {
+        problems.push(`Slurm ${parsed.text} is older than 22.05, the oldest this backend supports`);
+      }
+    }
+  }
+  if (problems.length === 0) {
+    const home = await context.transport.runScript('printf "%s" "$HOME"', [], {
+      timeoutMs: QUERY_TIMEOUT_MS,
+    });
+    if (home.exitCode === 0 && home.stdout.startsWith('/')) facts.home = home.stdout;
+    else if (!profile.workdir)
+      problems.push('the remote $HOME is not an absolute path: set a workdir (--workdir)');
+    const config = await slurm(['scontrol', 'show', 'config']);
+    if (config instanceof Error || config.exitCode !== 0) {
+      problems.push(
+        `slurmctld does not answer (scontrol show config): ${config instanceof Error ? config.message : commandFailure(config)}`,
+      );
+    } else {
+      facts.minJobAgeSeconds = parseMinJobAge(config.stdout);
+    }
+    const accounting = await slurm([
+      'sacct',
+      '--noheader',
+      '--parsable2',
+      '--allocations',
+      '--starttime=now-1minutes',
+      '--endtime=now',
+      '--format=JobIDRaw',
+    ]);
+    facts.accounting = !(accounting instanceof Error) && accounting.exitCode === 0;
+    if (!facts.accounting) {
+      problems.push(
+        `Slurm accounting (sacct) does not work: ${accounting instanceof Error ? accounting.message : commandFailure(accounting)}. Jobs that leave squeue cannot be resolved.`,
+      );
+    }
+  }
+  return { ok: problems.length === 0, facts, problems };
+}
