@@ -70,13 +70,25 @@ export function jobPayload(
 }
 
 /**
- * Read a log: $1 path, $2 "tail" or "offset", $3 lines or byte offset, $4 max bytes.
- * Prints `MISSING`, or `SIZE <bytes>` and then the text.
+ * Read a log: $1 path, $2 "tail" or "offset", $3 lines or byte offset, $4 max bytes. Prints
+ * `MISSING`, or `LOG <size> <next offset>` and then exactly the bytes that end at that offset:
+ * the last lines of the last max bytes (tail), or at most max bytes from the offset. The size
+ * is read first, so bytes the job appends meanwhile are left for the next read.
  */
-export const READ_LOG_SCRIPT = `f=$1
+export const READ_LOG_SCRIPT = `f=$1; max=$4
 if [ ! -f "$f" ]; then echo MISSING; exit 0; fi
-printf 'SIZE %s\\n' "$(wc -c < "$f" | tr -d ' ')"
-if [ "$2" = tail ]; then tail -n "$3" -- "$f" | tail -c "$4"; else tail -c +"$(($3 + 1))" -- "$f" | head -c "$4"; fi
+size=$(wc -c < "$f" | tr -d ' ')
+if [ "$2" = tail ]; then
+  start=$(( size > max ? size - max : 0 ))
+  printf 'LOG %s %s\\n' "$size" "$size"
+  tail -c +"$((start + 1))" -- "$f" | head -c "$((size - start))" | tail -n "$3"
+else
+  start=$3
+  [ "$start" -le "$size" ] || start=$size
+  count=$(( size - start > max ? max : size - start ))
+  printf 'LOG %s %s\\n' "$size" "$((start + count))"
+  tail -c +"$((start + 1))" -- "$f" | head -c "$count"
+fi
 `;
 
 /**
@@ -129,11 +141,13 @@ export async function readRemoteLog(
   if (result.stdout.startsWith('MISSING'))
     return { exists: false, text: '', offset: 0, message: missingMessage };
   const newline = result.stdout.indexOf('\n');
-  const size = Number(/^SIZE (\d+)/.exec(result.stdout)?.[1] ?? 0);
-  const text = result.stdout.slice(newline + 1);
-  return {
-    exists: true,
-    text,
-    offset: mode === 'offset' ? (options.offset as number) + Buffer.byteLength(text) : size,
-  };
+  const header = /^LOG (\d+) (\d+)$/.exec(result.stdout.slice(0, Math.max(newline, 0)));
+  if (!header) {
+    throw new YonderError(
+      'E_LOG_UNAVAILABLE',
+      `Could not read ${log}: unexpected answer ${JSON.stringify(result.stdout.slice(0, 200))}`,
+    );
+  }
+  // The offset is the script's count of bytes, never the length of the decoded text.
+  return { exists: true, text: result.stdout.slice(newline + 1), offset: Number(header[2]) };
 }
