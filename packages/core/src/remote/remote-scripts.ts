@@ -12,7 +12,12 @@ import type { TransportV1 } from '../spec/transport/v1/transport-v1.js';
  * Make the job's private directory and fill it from stdin. Expects `w` (work directory, may
  * be empty), `fallback` (used when `w` is empty, e.g. "$HOME/.yonder/jobs"), `id` and
  * `lengths` ("<env bytes>:<secrets bytes>:<settings bytes>"); stdin is the env file, the secrets
- * file, then the settings; only what is there is written, and nothing is read when all are empty. Sets `d`. Exit 17: the directory exists (never reused); 18/19: it cannot be made.
+ * file, then the settings; only what is there is written, and nothing is read when all are
+ * empty. A payload shorter or longer than `lengths` says (the sender died or the connection
+ * dropped while sending it) fails and leaves no directory: a job never starts without its
+ * variables. Sets `d`. Exit 17: the directory exists (never reused); 18/19: it cannot be made
+ * or filled. Every failure cleans up before it says why: with its sender gone, saying so may
+ * be the script's last act (SIGPIPE).
  */
 export const PREPARE_JOB_DIRECTORY = `umask 077
 [ -n "$w" ] || w=$fallback
@@ -23,15 +28,16 @@ if ! mkdir -- "$d" 2>/dev/null; then
   echo "yonder: cannot create the job directory $d" >&2; exit 19
 fi
 n1=\${lengths%%:*}; rest=\${lengths#*:}; n2=\${rest%%:*}; n3=\${rest#*:}
-if [ "$n1" = 0 ] && [ "$n2" = 0 ]; then
-  if [ "$n3" != 0 ]; then cat > "$d/settings.json" || { rm -rf -- "$d"; exit 18; }; fi
-elif [ "$n1$n2$n3" != 000 ]; then
+if [ "$n1$n2$n3" != 000 ]; then
   p="$d/.payload"
   cat > "$p" || { rm -rf -- "$d"; exit 18; }
-  [ "$n1" = 0 ] || head -c "$n1" "$p" > "$d/env.sh"
-  [ "$n2" = 0 ] || tail -c +"$((n1 + 1))" "$p" | head -c "$n2" > "$d/secrets.sh"
-  [ "$n3" = 0 ] || tail -c +"$((n1 + n2 + 1))" "$p" > "$d/settings.json"
-  rm -f -- "$p"
+  if [ "$(wc -c < "$p" | tr -d ' ')" != "$((n1 + n2 + n3))" ]; then
+    rm -rf -- "$d"; echo "yonder: the job's files arrived incomplete" >&2; exit 18
+  fi
+  { [ "$n1" = 0 ] || head -c "$n1" "$p" > "$d/env.sh"; } &&
+    { [ "$n2" = 0 ] || tail -c +"$((n1 + 1))" "$p" | head -c "$n2" > "$d/secrets.sh"; } &&
+    { [ "$n3" = 0 ] || tail -c +"$((n1 + n2 + 1))" "$p" > "$d/settings.json"; } &&
+    rm -f -- "$p" || { rm -rf -- "$d"; exit 18; }
 fi
 `;
 

@@ -108,8 +108,9 @@ export function pollObservation(
 }
 
 /**
- * A recovery line as what `recover` reports: the job (`FOUND`), certainly none (`DEAD`; or no
- * directory or wrapper.pid once the submit grace has passed), or undefined: not known yet.
+ * A recovery line as what `recover` reports: the job (`FOUND`), certainly none (`DEAD`,
+ * `ABANDONED`; or no directory or wrapper.pid once the submit grace has passed), or undefined:
+ * not known yet.
  */
 export function recoveredSubmit(
   line: string | undefined,
@@ -122,8 +123,9 @@ export function recoveredSubmit(
     const data = jobData(jobDir, { pid: Number(pid), startTime: start ?? '0' }, machine);
     return { externalId: pid, state: 'running', nativeState: 'running', data };
   }
-  // It started, then died without an exit status (its pid may be someone else's now).
-  if (word === 'DEAD') return null;
+  // It started, then died without an exit status (its pid may be someone else's now); or it
+  // had no job directory, and now can never make one.
+  if (word === 'DEAD' || word === 'ABANDONED') return null;
   // NODIR or NOPID: the submit may still be on its way (a wrapper slow to start, a submit
   // script still running) until the grace has passed; then it never started.
   return word && pastGrace ? null : undefined;

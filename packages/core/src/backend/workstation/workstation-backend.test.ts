@@ -23,6 +23,7 @@ import type { TransportV1 } from '../../spec/transport/v1/transport-v1.js';
 import { createLocalTransport } from '../../transport/local-transport.js';
 import { createLocalBackend } from '../local/local-backend.js';
 import { createWorkstationBackend } from './workstation-backend.js';
+import { WORKSTATION_SUBMIT_SCRIPT } from './workstation-scripts.js';
 
 let scratch: string;
 let scripts: number;
@@ -139,6 +140,38 @@ describe('submit', () => {
     expect(existsSync(runs) ? readdirSync(runs) : []).toEqual([]);
   });
 
+  it('a payload cut short (its sender died while sending it) starts nothing and leaves nothing', async () => {
+    const workdir = join(scratch, 'runs');
+    const marker = join(scratch, 'ran');
+    const result = await context.transport.runScript(
+      WORKSTATION_SUBMIT_SCRIPT,
+      [workdir, 'cccccccccccc', '40:0:0', '', 'sh', '-c', 'echo ran > "$0"', marker],
+      { input: "export YONDER_JOB_ID='ccc" },
+    );
+    expect(result.exitCode).toBe(18);
+    expect(result.stderr).toContain('incomplete');
+    expect(readdirSync(workdir)).toEqual([]);
+    expect(existsSync(marker)).toBe(false);
+  });
+
+  it('a submit whose submitter died (its output pipes closed) cleans up before it dies of SIGPIPE', async () => {
+    const workdir = join(scratch, 'runs');
+    mkdirSync(workdir);
+    const child = spawn(
+      'sh',
+      ['-c', WORKSTATION_SUBMIT_SCRIPT, 'x', workdir, 'dddddddddddd', '40:0:0', '', 'true'],
+      { stdio: ['pipe', 'pipe', 'pipe'] },
+    );
+    child.stdout?.destroy();
+    child.stderr?.destroy();
+    child.stdin?.end('export A=1\n');
+    const [code, signal] = await new Promise<[number | null, string | null]>((resolve) =>
+      child.on('exit', (exitCode, exitSignal) => resolve([exitCode, exitSignal])),
+    );
+    expect(code === 18 || signal === 'SIGPIPE').toBe(true);
+    expect(readdirSync(workdir)).toEqual([]);
+  });
+
   it('refuses a work directory that is a symlink, and writes nothing through it', async () => {
     const target = join(scratch, 'elsewhere');
     mkdirSync(target);
@@ -241,18 +274,34 @@ describe('poll and cancel: one script per target, identity checked on the target
 describe('recover', () => {
   const old = (seconds: number) => new Date(Date.now() - seconds * 1000).toISOString();
 
-  it('gives an unstarted submit the injected grace, with or without its job directory', async () => {
-    const quick = createLocalBackend({ submitGraceSeconds: 5 });
+  it('gives a job directory without wrapper.pid the injected grace', async () => {
     const young = request({ createdAt: old(1) });
     const aged = request({ createdAt: old(10) });
-    const started = request({ createdAt: old(10) });
-    mkdirSync(join(scratch, 'runs', started.id), { recursive: true }); // no wrapper.pid yet
-    const found = await quick.recover?.([young, aged, started], context);
+    for (const one of [young, aged]) mkdirSync(join(scratch, 'runs', one.id), { recursive: true });
+    const found = await createLocalBackend({ submitGraceSeconds: 5 }).recover?.(
+      [young, aged],
+      context,
+    );
     expect(found?.has(young.id)).toBe(false);
     expect(found?.get(aged.id)).toBeNull();
-    expect(found?.get(started.id)).toBeNull();
-    const patient = await createLocalBackend().recover?.([aged, started], context);
-    expect(patient?.size).toBe(0);
+    expect((await createLocalBackend().recover?.([aged], context))?.size).toBe(0);
+  });
+
+  it('a submit that never made its job directory never starts: recovery takes its place', async () => {
+    const backend = createLocalBackend();
+    const interrupted = request({ argv: ['sh', '-c', 'echo ran > "$0"', join(scratch, 'ran')] });
+    const found = await backend.recover?.([interrupted], context);
+    expect(found?.get(interrupted.id)).toBeNull();
+    const jobDir = join(scratch, 'runs', interrupted.id);
+    expect(readdirSync(jobDir)).toEqual(['.abandoned']);
+    expect(statSync(jobDir).mode & 0o777).toBe(0o700);
+    // The submit script, late: it finds the place taken and starts nothing.
+    await expect(backend.submit(interrupted, context)).rejects.toMatchObject({
+      code: 'E_SUBMIT_FAILED',
+      message: expect.stringContaining('never reused'),
+    });
+    expect(existsSync(join(scratch, 'ran'))).toBe(false);
+    expect((await backend.recover?.([interrupted], context))?.get(interrupted.id)).toBeNull();
   });
 
   it('adopts a started job, and never a wrapper pid recycled by another process', async () => {

@@ -42,8 +42,10 @@ ${CHECK_WORK_DIRECTORY}
  * all output to the log, stdin from /dev/null), so it survives the submitter and its
  * connection. Arguments: $1 work directory, $2 job id, $3 payload lengths (see
  * PREPARE_JOB_DIRECTORY), $4 working directory (empty: the job directory); then the job's argv.
- * A working directory that does not exist is refused before anything is written; any failure
- * removes the job directory. Prints `DIR`, `PID`, `START`, `BOOT` and `HOST` lines.
+ * A working directory that does not exist is refused before anything is written. Any later
+ * failure removes the job directory before it says why (the submitter may be gone, and a message
+ * to it may end the script by SIGPIPE); on its way to starting the job the script writes nothing
+ * to stdout or stderr. Prints `DIR`, `PID`, `START`, `BOOT` and `HOST` lines.
  */
 export const WORKSTATION_SUBMIT_SCRIPT = `set -u
 ${PROCESS_IDENTITY_FUNCTIONS}
@@ -53,7 +55,7 @@ ${CHECK_WORK_DIRECTORY}
 fallback=$w
 ${PREPARE_JOB_DIRECTORY}
 [ -n "$cwd" ] || cwd=$d
-if ! cd -- "$cwd" 2>/dev/null; then echo "yonder: cannot enter the working directory $cwd" >&2; rm -rf -- "$d"; exit 20; fi
+if ! cd -- "$cwd" 2>/dev/null; then rm -rf -- "$d"; echo "yonder: cannot enter the working directory $cwd" >&2; exit 20; fi
 if ! : > "$d/job.log"; then rm -rf -- "$d"; exit 18; fi
 wrapper='${JOB_WRAPPER_SCRIPT.replaceAll("'", "'\\''")}'
 if command -v setsid >/dev/null 2>&1; then
@@ -104,20 +106,32 @@ done
 `;
 
 /**
- * Find jobs whose submit was interrupted: arguments are job directories. Prints `BOOT` and
- * `HOST`, then per job `<index> NODIR`, `<index> NOPID` (no readable wrapper.pid yet),
- * `<index> DEAD` (it started, then died without an exit status) or
- * `<index> FOUND <pid> <start time>`. The start time is the one the wrapper recorded for
- * itself, never that of whatever process has its pid now.
+ * Find jobs whose submit was interrupted (their submitters are gone): arguments are job
+ * directories. Prints `BOOT` and `HOST`, then per job:
+ * - `<index> ABANDONED`: there was no job directory, and now one holding only `.abandoned`
+ *   takes its place (and is found again later): a submit script still on its way finds it
+ *   there and starts nothing (a job directory is never reused), so the job never starts;
+ * - `<index> NODIR`: none, and none could be put in its place (or the submit made it just now);
+ * - `<index> NOPID`: the directory, without a readable wrapper.pid yet;
+ * - `<index> DEAD`: it started, then died without an exit status;
+ * - `<index> FOUND <pid> <start time>`: the start time is the one the wrapper recorded for
+ *   itself, never that of whatever process has its pid now.
  */
 export const WORKSTATION_RECOVER_SCRIPT = `${PROCESS_IDENTITY_FUNCTIONS}
 ${EXIT_CODE_FUNCTION}
+umask 077
 read_boot; read_host
 printf 'BOOT %s\\nHOST %s\\n' "$boot" "$host"
 i=0
 for d in "$@"; do
   pid= start=
-  if [ ! -d "$d" ]; then printf '%s NODIR\\n' "$i"
+  if [ ! -d "$d" ]; then
+    w=\${d%/*}
+    if [ -n "$w" ] && [ "$w" != "$d" ] && [ ! -L "$w" ] && { [ -d "$w" ] || mkdir -p -- "$w"; } 2>/dev/null && mkdir -- "$d" 2>/dev/null; then
+      : > "$d/.abandoned"
+      printf '%s ABANDONED\\n' "$i"
+    else printf '%s NODIR\\n' "$i"; fi
+  elif [ -f "$d/.abandoned" ]; then printf '%s ABANDONED\\n' "$i"
   else
     { read -r pid start < "$d/wrapper.pid"; } 2>/dev/null
     case $pid in
