@@ -10,7 +10,12 @@ export {
   lookupName,
   parseKnownHosts,
 } from './known-hosts.js';
-export { createSshBackend, SSH_BACKEND_ID, SshOptionsSchema } from './ssh-backend.js';
+export {
+  createSshBackend,
+  SSH_BACKEND_ID,
+  type SshBackendOptions,
+  SshOptionsSchema,
+} from './ssh-backend.js';
 export {
   type ResolvedHost,
   type ResolveOptions,

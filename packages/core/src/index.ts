@@ -1,11 +1,15 @@
+export { exitObservation } from './backend/exit-observation.js';
 export {
   createLocalBackend,
-  exitObservation,
   LOCAL_BACKEND_ID,
+  type LocalBackendOptions,
   localWorkdir,
 } from './backend/local/local-backend.js';
 export { readLogFile, tailLines } from './backend/local/read-log-file.js';
-export { JOB_WRAPPER_SCRIPT } from './backend/local/wrapper-script.js';
+export {
+  createWorkstationBackend,
+  type WorkstationBackendOptions,
+} from './backend/workstation/workstation-backend.js';
 export * from './errors/index.js';
 export {
   createJobDirectory,
@@ -65,6 +69,7 @@ export const VERSION: string = __PACKAGE_VERSION__;
 /** TypeBox, re-exported so plugins build option schemas with the same copy core checks them with. */
 export { type Static, type TSchema, Type } from '@sinclair/typebox';
 export { cachedProbe } from './probe/probe-cache.js';
+export { JOB_WRAPPER_SCRIPT } from './remote/job-wrapper-script.js';
 export {
   EXIT_CODES_SCRIPT,
   jobPayload,
