@@ -5,6 +5,7 @@ import type { BackendV1, LogChunkV1, ProbeReportV1 } from '../spec/backend/v1/ba
 import type { JobRecord, JobSpec, JobState } from '../spec/job.js';
 import type { Profile } from '../spec/profile.js';
 import type { StoreProblemV1, StoreV1 } from '../spec/store/v1/store-v1.js';
+import type { TransportFactoryV1 } from '../spec/transport/v1/transport-factory-v1.js';
 import { DEFAULT_STATE_POLICY, type StatePolicy } from '../state/apply-observation.js';
 import { isTerminal } from '../state/job-states.js';
 import { requestCancel } from './cancel-jobs.js';
@@ -51,13 +52,17 @@ export interface JobManagerOptions {
   minPollIntervalMs?: number;
   /** The longest one poll may hold its lease. Default 120 s. */
   leaseTtlMs?: number;
-  /** Picks the transport for a profile. Default: `local` when there is no host, else `ssh`. */
-  transportId?: (profile: Profile, backend: BackendV1) => string;
   /**
-   * Find the backend (and make its transport available) for a profile, e.g. by loading the
-   * package that provides it. Default: look it up in the registry.
+   * Find the backend a profile names, e.g. by loading the package that provides it. Default:
+   * look it up in the registry.
    */
   resolveBackend?: (id: string, profile: Profile) => Promise<BackendV1>;
+  /**
+   * Find the factory of the transport a profile uses (`profile.transport`, else with a host
+   * the backend's `capabilities.transport`, else `local`), e.g. by loading the package that
+   * provides it. Default: look it up in the registry.
+   */
+  resolveTransport?: (id: string, profile: Profile) => Promise<TransportFactoryV1>;
 }
 
 export interface ListOptions {
@@ -87,12 +92,9 @@ export class JobManager {
     this.stateDirectory = options.stateDirectory;
     const now = options.now ?? (() => new Date());
     const registry = options.registry;
-    this.transports = new TransportCache(
-      registry,
-      options.transportId ??
-        ((profile, backend) =>
-          backend.capabilities.host === 'none' || !profile.host ? 'local' : 'ssh'),
-    );
+    const resolveTransport =
+      options.resolveTransport ?? (async (id: string) => registry.transport(id));
+    this.transports = new TransportCache(resolveTransport);
     const transports = this.transports;
     const stateDirectory = options.stateDirectory;
     this.context = {
@@ -106,13 +108,17 @@ export class JobManager {
       minPollIntervalMs: options.minPollIntervalMs ?? 1000,
       leaseTtlMs: options.leaseTtlMs ?? 120_000,
       resolveBackend: options.resolveBackend ?? (async (id) => registry.backend(id)),
+      resolveTransport,
       async backendContext(profile, backend) {
         return { transport: await transports.get(profile, backend), stateDirectory };
       },
     };
   }
 
-  /** Every problem with a profile: common fields, the backend's schema and its own checks. */
+  /**
+   * Every problem with a profile: common fields, the backend's schema and its own checks, and
+   * the chosen transport's schema for `transportOptions`.
+   */
   validateProfile(input: Profile): Promise<ValidationIssue[]> {
     return validateProfile(this.context, input);
   }

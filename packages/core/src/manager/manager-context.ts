@@ -3,7 +3,9 @@ import type { BackendContextV1, BackendJobV1, BackendV1 } from '../spec/backend/
 import type { JobRecord } from '../spec/job.js';
 import type { Profile } from '../spec/profile.js';
 import type { StoreV1 } from '../spec/store/v1/store-v1.js';
+import type { TransportFactoryV1 } from '../spec/transport/v1/transport-factory-v1.js';
 import type { StatePolicy } from '../state/apply-observation.js';
+import { normaliseProfile } from './normalise-profile.js';
 import type { Backoff, Clock } from './wait-loop.js';
 
 export interface ManagerContext {
@@ -21,6 +23,7 @@ export interface ManagerContext {
   readonly minPollIntervalMs: number;
   readonly leaseTtlMs: number;
   resolveBackend(id: string, profile: Profile): Promise<BackendV1>;
+  resolveTransport(id: string, profile: Profile): Promise<TransportFactoryV1>;
   /** What a backend gets for one operation on a profile's target: its (shared) transport. */
   backendContext(profile: Profile, backend: BackendV1): Promise<BackendContextV1>;
 }
@@ -34,7 +37,7 @@ export function backendJob(job: JobRecord): BackendJobV1 {
     state: job.state,
     createdAt: job.createdAt,
     cancelRequested: job.cancel !== null,
-    profile: job.profileSnapshot,
+    profile: normaliseProfile(job.profileSnapshot),
     data: job.data,
   };
 }

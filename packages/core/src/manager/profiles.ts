@@ -1,23 +1,28 @@
-/** Profiles as the job manager handles them: validated against the common fields, the backend's schema and its checks; saved; looked up; checked against their target. */
+/** Profiles as the job manager handles them: validated against the common fields, the backend's schema and checks and the transport's schema; saved; looked up; checked against their target. */
 import { assertValid, type ValidationIssue } from '../errors/validation-error.js';
 import { YonderError } from '../errors/yonder-error.js';
 import type { BackendV1, ProbeReportV1 } from '../spec/backend/v1/backend-v1.js';
 import type { Profile } from '../spec/profile.js';
 import { checkSchema, validateProfileFields } from '../validation/profile-schema.js';
+import { chooseTransport } from './choose-transport.js';
 import type { ManagerContext } from './manager-context.js';
 import { normaliseProfile } from './normalise-profile.js';
 
 /** The profile used when none is named and `local` has not been saved. */
 export const BUILTIN_LOCAL_PROFILE: Profile = Object.freeze({ name: 'local', backend: 'local' });
 
-/** Every problem with a profile: common fields, the backend's schema and its own checks. */
+/**
+ * Every problem with a profile: common fields, the backend's schema and its own checks, and the
+ * chosen transport's schema for `transportOptions`.
+ */
 export async function validateProfile(
   context: ManagerContext,
   input: Profile,
 ): Promise<ValidationIssue[]> {
-  const issues = validateProfileFields(input);
+  const isObject = typeof input === 'object' && input !== null && !Array.isArray(input);
+  const profile = isObject ? normaliseProfile(input) : input;
+  const issues = validateProfileFields(profile);
   if (issues.length > 0) return issues;
-  const profile = normaliseProfile(input);
   let backend: BackendV1;
   try {
     backend = await context.resolveBackend(profile.backend, profile);
@@ -28,8 +33,26 @@ export async function validateProfile(
   if (backend.capabilities.host === 'required' && !profile.host) {
     result.push({ path: 'host', message: `the ${backend.id} backend needs a host (--host)` });
   }
+  result.push(...(await transportIssues(context, profile, backend)));
   result.push(...backend.validateProfile(profile));
   return result;
+}
+
+/** Whether the chosen transport exists, and the profile's `transportOptions` fit its schema. */
+async function transportIssues(
+  context: ManagerContext,
+  profile: Profile,
+  backend: BackendV1,
+): Promise<ValidationIssue[]> {
+  const id = chooseTransport(profile, backend);
+  try {
+    const factory = await context.resolveTransport(id, profile);
+    return factory.optionsSchema
+      ? checkSchema(factory.optionsSchema, profile.transportOptions ?? {}, 'transportOptions')
+      : [];
+  } catch (error) {
+    return [{ path: 'transport', message: (error as Error).message }];
+  }
 }
 
 /**
@@ -53,7 +76,7 @@ export async function saveProfile(context: ManagerContext, input: Profile): Prom
  */
 export async function readProfile(context: ManagerContext, name: string): Promise<Profile> {
   const stored = await context.store.getProfile(name);
-  if (stored) return stored;
+  if (stored) return normaliseProfile(stored);
   if (name.toLowerCase() === 'local') return BUILTIN_LOCAL_PROFILE;
   const { profiles } = await context.store.listProfiles();
   const names = [

@@ -17,6 +17,7 @@ import type { Profile } from '../spec/profile.js';
 import { transition } from '../state/apply-observation.js';
 import { validateJobSpec } from '../validation/validate-job-spec.js';
 import type { ManagerContext } from './manager-context.js';
+import { normaliseProfile } from './normalise-profile.js';
 import { readProfile } from './profiles.js';
 
 type Outcome = SubmitResultV1 | { readonly error: unknown };
@@ -235,7 +236,7 @@ export function submitRequest(
     resources: job.spec.resources,
     schedulerOptions: job.spec.schedulerOptions,
     ...(job.spec.cwd ? { cwd: job.spec.cwd } : {}),
-    profile: job.profileSnapshot,
+    profile: normaliseProfile(job.profileSnapshot),
   };
 }
 
