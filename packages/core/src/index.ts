@@ -22,6 +22,13 @@ export {
   type RefreshOptions,
   type WaitOptions,
 } from './manager/job-manager.js';
+export {
+  type JobEvent,
+  type JobWatch,
+  type WatchedManager,
+  type WatchJobsOptions,
+  watchJobs,
+} from './manager/watch-jobs.js';
 export { mapPath, mapSettingsPaths } from './paths/map-paths.js';
 export {
   currentProcessIdentity,
