@@ -173,8 +173,9 @@ export class JobIndex {
     const newest = comparator('created', now);
     const direction = request.descending ? -1 : 1;
     matching.sort((a, b) => direction * primary(a, b) || -newest(a, b) || (a.id < b.id ? -1 : 1));
+    // Past the end (the jobs went while the page was open): the last page, not an empty one.
     const lastPage = Math.max(0, Math.floor((matching.length - 1) / request.limit) * request.limit);
-    const offset = Math.max(0, Math.min(request.offset, lastPage));
+    const offset = request.offset < matching.length ? Math.max(0, request.offset) : lastPage;
     return {
       total: matching.length,
       offset,
