@@ -4,6 +4,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { REPOSITORY_ROOT, requireCliBuild, spawnCli } from '@yonder/test-helpers';
 import { type Browser, chromium } from 'playwright-core';
+import CHROMIUM_ARGS from './chromium-args.json' with { type: 'json' };
 
 /** The system browser the tests drive; nothing is downloaded. */
 export const CHROMIUM = process.env.YONDER_CHROMIUM ?? '/usr/bin/chromium';
@@ -75,7 +76,7 @@ export async function startUiProcess(
 
 /**
  * Debian's Chromium, headless, kept off the network (no background requests, updates or
- * sync). A missing browser fails the test with the command that installs it, never skips.
+ * sync: `chromium-args.json`, shared with the benchmark). A missing browser fails the test with the command that installs it, never skips.
  */
 export async function launchChromium(): Promise<Browser> {
   if (!existsSync(CHROMIUM)) {
@@ -87,16 +88,6 @@ export async function launchChromium(): Promise<Browser> {
   return chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--disable-default-apps',
-      '--disable-extensions',
-    ],
+    args: CHROMIUM_ARGS,
   });
 }
