@@ -1,7 +1,8 @@
 /** `yonder ui` refuses what it must, over plain HTTP: no token, a wrong token, a foreign Host, a change from another origin or without the CSRF token, a preflight; and it listens on 127.0.0.1 alone. */
 
 import { mkdtempSync, rmSync } from 'node:fs';
-import { request } from 'node:http';
+import { createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCli } from '@yonder/test-helpers';
@@ -189,5 +190,32 @@ describe('yonder ui security', () => {
     });
     expect(answer.status, answer.body).toBe(200);
     expect(JSON.parse(answer.body).jobs[0]).toMatchObject({ id: jobId, cancelRequested: true });
+  });
+});
+
+describe('yonder ui options', () => {
+  it('listens on the port asked for, and refuses bad options as usage errors', async () => {
+    const probe = createServer();
+    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+    const port = (probe.address() as AddressInfo).port;
+    await new Promise((resolve) => probe.close(resolve));
+    const fixed = await startUiProcess(state, {}, ['--port', String(port)]);
+    try {
+      expect(fixed.url.startsWith(`http://127.0.0.1:${port}/?token=`)).toBe(true);
+      expect(fixed.token).not.toBe(ui.token);
+      // Taken: a second server on the same port says so.
+      const clash = await runCli(['ui', '--no-open', '--port', String(port)], { state });
+      expect(clash.code).toBe(2);
+      expect(clash.stderr).toContain(`Could not listen on 127.0.0.1:${port}`);
+    } finally {
+      expect(await fixed.stop()).toBe(0);
+    }
+    for (const args of [['--port', 'abc'], ['--port', '70000'], ['extra'], ['--open-wide']]) {
+      const refused = await runCli(['ui', '--no-open', ...args], { state });
+      expect(refused.code, args.join(' ')).toBe(2);
+    }
+    const help = await runCli(['ui', '--help'], { state });
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('Usage: yonder ui [--port N] [--no-open]');
   });
 });

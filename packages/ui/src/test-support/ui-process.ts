@@ -24,10 +24,11 @@ export interface UiProcess {
   stop(): Promise<number | null>;
 }
 
-/** Start `yonder ui --no-open` on a free port over the ledger `state`. */
+/** Start `yonder ui --no-open` (on a free port unless `args` say otherwise) over the ledger `state`. */
 export async function startUiProcess(
   state: string,
   env: Record<string, string> = {},
+  args: readonly string[] = [],
 ): Promise<UiProcess> {
   requireCliBuild();
   if (!existsSync(join(REPOSITORY_ROOT, 'packages/ui/dist/client/app.js'))) {
@@ -35,7 +36,7 @@ export async function startUiProcess(
       '@yonder/ui is not built (packages/ui/dist is missing). Build it with: pnpm build',
     );
   }
-  const child = spawnCli(['ui', '--no-open'], { state, env });
+  const child = spawnCli(['ui', '--no-open', ...args], { state, env });
   let stdout = '';
   let stderr = '';
   child.stderr?.on('data', (chunk) => {
