@@ -28,6 +28,13 @@ export {
   type WaitOptions,
 } from './manager/job-manager.js';
 export { normaliseProfile } from './manager/normalise-profile.js';
+export {
+  type JobEvent,
+  type JobWatch,
+  type WatchedManager,
+  type WatchJobsOptions,
+  watchJobs,
+} from './manager/watch-jobs.js';
 export { mapPath, mapSettingsPaths } from './paths/map-paths.js';
 export {
   currentProcessIdentity,
