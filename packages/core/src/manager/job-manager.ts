@@ -18,6 +18,7 @@ import { submitJobs } from './submit-jobs.js';
 import { TransportCache } from './transport-cache.js';
 import { type WaitOptions, waitForCancelled, waitForJobs } from './wait-for-jobs.js';
 import { type Backoff, timerSleep } from './wait-loop.js';
+import { type JobWatch, type WatchJobsOptions, watchJobs } from './watch-jobs.js';
 
 export { BUILTIN_LOCAL_PROFILE } from './profiles.js';
 export type { RefreshOptions } from './refresh-jobs.js';
@@ -274,6 +275,15 @@ export class JobManager {
     options: { lines?: number; onNotice?: (text: string) => void; signal?: AbortSignal } = {},
   ): Promise<JobRecord> {
     return followJobLog(this.context, await this.resolve(reference), write, options);
+  }
+
+  /**
+   * Every change to the ledger's jobs, made by this process or any other sharing the ledger:
+   * created, state changed, poll failed, log grew (with `logSizes`). Refreshes go through this
+   * manager, one shared poll per target. End it with `options.signal` or the watch's `close()`.
+   */
+  watch(options: WatchJobsOptions = {}): JobWatch {
+    return watchJobs(this, options);
   }
 
   async close(): Promise<void> {

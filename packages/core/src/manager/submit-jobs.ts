@@ -52,6 +52,9 @@ export async function submitJobs(
     specs.length === 1 ? 'The job cannot be submitted' : 'The jobs cannot be submitted',
     issues,
   );
+  // The transport is found before anything is written: a profile whose transport is missing
+  // leaves no record behind.
+  const backendContext = await context.backendContext(profile, backend);
   const prepared: Array<{ record: JobRecord; request: SubmitRequestV1 }> = [];
   for (const spec of specs) {
     const { record, settingsText } = newRecord(context, spec, profile, backend);
@@ -61,7 +64,7 @@ export async function submitJobs(
   const outcomes = await askBackend(
     backend,
     prepared.map((entry) => entry.request),
-    await context.backendContext(profile, backend),
+    backendContext,
   );
   const records: JobRecord[] = [];
   let firstError: YonderError | null = null;
