@@ -1,4 +1,4 @@
-/** Helpers for the tests against the shared one-node Slurm: is it up, stop and start it, a manager wired to it. */
+/** Helpers for the tests against the shared one-node Slurm: is it up, stop and start it, a manager wired to it, waiting for a condition. */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -76,4 +76,23 @@ export function slurmManager(settings?: SlurmBackendSettings): {
 export function workdir(): string {
   const base = mkdtempSync(join(tmpdir(), "yonder slurm 'work' "));
   return join(base, 'jobs $(not run)');
+}
+
+/**
+ * Wait until `condition` holds, asking again every `everyMs`; fail with `what` after
+ * `timeoutMs`. For conditions outside yonder's control (a job's process ended, Slurm purged
+ * a record), never a fixed sleep in its place.
+ */
+export async function until(
+  what: string,
+  condition: () => boolean | Promise<boolean>,
+  timeoutMs = 60_000,
+  everyMs = 250,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline)
+      throw new Error(`Timed out after ${timeoutMs} ms waiting until ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, everyMs));
+  }
 }
