@@ -1,4 +1,6 @@
+/** How tsup builds this package; VERSION is package.json's, injected here and never typed. */
 import { defineConfig } from 'tsup';
+import packageJson from './package.json' with { type: 'json' };
 
 export default defineConfig({
   entry: ['src/index.ts'],
@@ -7,4 +9,5 @@ export default defineConfig({
   clean: true,
   sourcemap: true,
   target: 'node20',
+  define: { __PACKAGE_VERSION__: JSON.stringify(packageJson.version) },
 });

@@ -1,4 +1,6 @@
+/** How tsup builds this package; VERSION is package.json's, injected here and never typed. */
 import { defineConfig } from 'tsup';
+import packageJson from './package.json' with { type: 'json' };
 
 export default defineConfig({
   entry: ['src/index.ts', 'src/bin.ts'],
@@ -8,4 +10,5 @@ export default defineConfig({
   sourcemap: true,
   splitting: true,
   target: 'node20',
+  define: { __PACKAGE_VERSION__: JSON.stringify(packageJson.version) },
 });

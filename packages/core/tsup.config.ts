@@ -1,4 +1,6 @@
+/** How tsup builds this package; VERSION is package.json's, injected here and never typed. */
 import { defineConfig } from 'tsup';
+import packageJson from './package.json' with { type: 'json' };
 
 export default defineConfig({
   entry: ['src/index.ts', 'src/conformance/index.ts'],
@@ -7,6 +9,7 @@ export default defineConfig({
   clean: true,
   sourcemap: true,
   target: 'node20',
+  define: { __PACKAGE_VERSION__: JSON.stringify(packageJson.version) },
   // TypeBox's ESM build is hundreds of small modules; bundled, `yonder` starts ~60 ms sooner.
   noExternal: ['@sinclair/typebox'],
 });

@@ -1,8 +1,9 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import type { JobManager } from '@yonder/core';
+import { until } from '@yonder/test-helpers';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { requireCluster, until } from './test-support/cluster.js';
+import { requireCluster } from './test-support/cluster.js';
 import {
   type HeldJob,
   heldJob,
@@ -55,7 +56,11 @@ describe('absence is decided with the target’s own evidence', () => {
       expect(shims.calls('sacct').length).toBe(before + 4);
       release();
       const jobDir = String(job.data.jobDir);
-      await until('the wrapper records the exit code', () => existsSync(`${jobDir}/exit-code`));
+      await until(
+        () => existsSync(`${jobDir}/exit-code`),
+        30_000,
+        'the wrapper records the exit code',
+      );
       const [done] = await manager.status([job.id]);
       expect(done).toMatchObject({ state: 'succeeded', exitCode: 0, failureKind: null });
       expect(done?.history.at(-1)).toMatchObject({ to: 'succeeded', source: 'exit-code-file' });
@@ -112,12 +117,12 @@ describe('absence is decided with the target’s own evidence', () => {
   it('a job purged from squeue (MinJobAge) that exited 0 succeeds though sacct cannot reach its database', async () => {
     const externalId = (await purged.manager.store.getJob(purgedJob))?.externalId as string;
     await until(
-      `Slurm purges job ${externalId} from squeue`,
       () =>
         !execFileSync('squeue', ['--noheader', '--states=all', '--format=%A'], { encoding: 'utf8' })
           .split('\n')
           .includes(externalId),
       150_000,
+      `Slurm purges job ${externalId} from squeue`,
       2000,
     );
     purged.shims.behave('sacct', behaviours.databaseError);
@@ -135,14 +140,23 @@ describe('absence is decided with the target’s own evidence', () => {
 async function runningHeldJob(manager: JobManager): Promise<HeldJob> {
   const held = await heldJob(manager);
   const { job } = held;
-  await until('the job runs', async () => (await manager.status([job.id]))[0]?.state === 'running');
+  await until(
+    async () => (await manager.status([job.id]))[0]?.state === 'running',
+    60_000,
+    'the job runs',
+    250,
+  );
   const id = job.externalId as string;
-  await until(`sacct names job ${id} ${String(job.data.jobName)}`, () =>
-    execFileSync('sacct', ['-n', '-P', '-X', `--jobs=${id}`, '--format=JobName'], {
-      encoding: 'utf8',
-    })
-      .split('\n')
-      .includes(String(job.data.jobName)),
+  await until(
+    () =>
+      execFileSync('sacct', ['-n', '-P', '-X', `--jobs=${id}`, '--format=JobName'], {
+        encoding: 'utf8',
+      })
+        .split('\n')
+        .includes(String(job.data.jobName)),
+    60_000,
+    `sacct names job ${id} ${String(job.data.jobName)}`,
+    250,
   );
   return held;
 }

@@ -1,7 +1,8 @@
+import { until } from '@yonder/test-helpers';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { cluster, requireCluster, slurmManager, until, workdir } from './test-support/cluster.js';
+import { cluster, requireCluster, slurmManager, workdir } from './test-support/cluster.js';
 
-// Stops slurmctld and slurmdbd: run alone (vitest.disruptive.config.ts), never beside other tests.
+// Stops slurmctld and slurmdbd: run alone (vitest project `disruptive`), never beside other tests.
 beforeAll(() => requireCluster());
 afterAll(() => {
   cluster('start');
@@ -48,11 +49,16 @@ it('slurmdbd stopped: a job that ends meanwhile is settled by its exit-code file
   cluster('stop-dbd');
   try {
     // Polling while accounting is down: once the job has left RUNNING its own file settles it.
-    await until('the job is settled', async () => {
-      const [current] = await manager.status([job.id]);
-      expect(current?.reason).not.toBe('lost');
-      return current?.state === 'failed';
-    });
+    await until(
+      async () => {
+        const [current] = await manager.status([job.id]);
+        expect(current?.reason).not.toBe('lost');
+        return current?.state === 'failed';
+      },
+      60_000,
+      'the job is settled',
+      250,
+    );
     expect(await manager.store.getJob(job.id)).toMatchObject({
       exitCode: 4,
       failureKind: 'application',

@@ -1,8 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { type JobManager, YonderError } from '@yonder/core';
+import { type JobManager, type JobRecord, YonderError } from '@yonder/core';
 import { backendConformance } from '@yonder/core/conformance';
+import { until } from '@yonder/test-helpers';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createSlurmBackend } from './slurm-backend.js';
 import { requireCluster, slurmManager, workdir } from './test-support/cluster.js';
@@ -41,8 +41,17 @@ describe('slurm backend against the test cluster', () => {
       { argv: ['true'], schedulerOptions: ['--hold'] },
       { profile: 'hpc' },
     );
-    await sleep(1500);
-    const [held] = await manager.status([job.id]);
+    // Slurm gives the hold its reason a moment after the submit: poll until it does.
+    let held: JobRecord | undefined;
+    await until(
+      async () => {
+        [held] = await manager.status([job.id]);
+        return held?.reason === 'JobHeldUser';
+      },
+      30_000,
+      'Slurm to report the hold',
+      250,
+    );
     expect(held).toMatchObject({ state: 'pending', nativeState: 'PENDING', reason: 'JobHeldUser' });
     const { chunk } = await manager.logs(job.id);
     expect(chunk).toMatchObject({
@@ -274,16 +283,16 @@ describe('slurm backend against the test cluster', () => {
   }, 250_000);
 
   it('resolves a job purged from squeue (MinJobAge) through sacct', async () => {
-    const deadline = Date.now() + 120_000;
     const externalId = (await slow.manager.store.getJob(purgedJob))?.externalId as string;
-    for (;;) {
-      const listed = execFileSync('squeue', ['--noheader', '--states=all', '--format=%A'], {
-        encoding: 'utf8',
-      });
-      if (!listed.split('\n').includes(externalId)) break;
-      if (Date.now() > deadline) throw new Error(`job ${externalId} was not purged from squeue`);
-      await sleep(2000);
-    }
+    await until(
+      () =>
+        !execFileSync('squeue', ['--noheader', '--states=all', '--format=%A'], { encoding: 'utf8' })
+          .split('\n')
+          .includes(externalId),
+      120_000,
+      `job ${externalId} to be purged from squeue`,
+      2_000,
+    );
     await slow.manager.refresh({ ids: [purgedJob], force: true });
     const job = await slow.manager.store.getJob(purgedJob);
     expect(job).toMatchObject({ state: 'failed', exitCode: 5 });

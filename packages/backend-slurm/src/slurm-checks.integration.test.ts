@@ -10,9 +10,10 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLocalTransport } from '@yonder/core';
+import { until } from '@yonder/test-helpers';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createSlurmBackend } from './slurm-backend.js';
-import { requireCluster, until } from './test-support/cluster.js';
+import { requireCluster } from './test-support/cluster.js';
 import { heldJob, releaseHeldJobs, shimmedSlurm } from './test-support/shimmed-slurm.js';
 
 // Issue 12: what is checked before sbatch runs, cancels, reruns and `profile check`.
@@ -136,10 +137,15 @@ describe('requeue=true', () => {
     );
     const jobDir = String(job.data.jobDir);
     const id = job.externalId as string;
-    await until('the first run starts', () => readLog(jobDir).includes('run 0: sekrit'));
+    await until(
+      () => readLog(jobDir).includes('run 0: sekrit'),
+      60_000,
+      'the first run starts',
+      250,
+    );
     execFileSync('scontrol', ['requeue', id]);
     // A requeued job waits about two minutes before it is eligible again; let it start now.
-    await until('the job is pending again', () => squeueState(id) === 'PENDING');
+    await until(() => squeueState(id) === 'PENDING', 60_000, 'the job is pending again', 250);
     execFileSync('scontrol', ['update', `jobid=${id}`, 'StartTime=now']);
     const { jobs } = await manager.wait([job.id], { timeoutMs: 90_000 });
     expect(jobs[0]).toMatchObject({ state: 'succeeded', exitCode: 0 });

@@ -10,7 +10,12 @@ export {
   lookupName,
   parseKnownHosts,
 } from './known-hosts.js';
-export { createSshBackend, SSH_BACKEND_ID, SshOptionsSchema } from './ssh-backend.js';
+export {
+  createSshBackend,
+  SSH_BACKEND_ID,
+  type SshBackendOptions,
+  SshOptionsSchema,
+} from './ssh-backend.js';
 export {
   type ResolvedHost,
   type ResolveOptions,
@@ -32,5 +37,8 @@ export function createYonderPlugin(): PluginV1 {
   };
 }
 
-/** This package's version. */
-export const VERSION: string = '0.1.0';
+/** Replaced at build by this package's version from package.json (tsup `define`; vitest does the same). */
+declare const __PACKAGE_VERSION__: string;
+
+/** This package's version, from its package.json. */
+export const VERSION: string = __PACKAGE_VERSION__;

@@ -1,4 +1,6 @@
+/** How the CLI writes: where output goes, colour, the JSON envelope, and jobs as tables and details. */
 import type { JobRecord, JobState } from '@yonder/core';
+import { escapeControlCharacters, formatTable } from './format-table.js';
 
 /** Where a command writes, and how. Progress and logs go to stderr; results to stdout. */
 export interface Io {
@@ -64,46 +66,31 @@ function outcome(job: JobRecord): string {
   return '-';
 }
 
-/** A table of jobs: id, name, profile, state, exit, created. */
+/** A table of jobs: id, name, profile, state, exit, created; cells cut at 40 columns. */
 export function jobTable(io: Io, jobs: readonly JobRecord[]): string {
-  const rows = jobs.map((job) => [
-    job.id,
-    job.name,
-    job.profile,
-    job.state,
-    outcome(job),
-    age(job.createdAt),
-  ]);
-  const header = ['ID', 'NAME', 'PROFILE', 'STATE', 'EXIT', 'CREATED'];
-  const clip = (text: string, width: number): string =>
-    text.length > width ? `${text.slice(0, width - 1)}…` : text;
-  const cleaned = rows.map((row) => row.map((cell) => clip(cell.replace(/[\r\n\t]/g, ' '), 40)));
-  const widths = header.map((title, index) =>
-    Math.max(title.length, ...cleaned.map((row) => (row[index] as string).length)),
+  return formatTable(
+    ['ID', 'NAME', 'PROFILE', 'STATE', 'EXIT', 'CREATED'],
+    jobs.map((job) => [job.id, job.name, job.profile, job.state, outcome(job), age(job.createdAt)]),
+    {
+      maxCellWidth: 40,
+      paint: (cell, column) => (column === 3 ? paintState(io, cell as JobState) : cell),
+    },
   );
-  const line = (cells: string[], paint: boolean): string =>
-    cells
-      .map((cell, index) => {
-        const padded = index === cells.length - 1 ? cell : cell.padEnd(widths[index] as number);
-        return paint && index === 3
-          ? padded.replace(cell, paintState(io, cell as JobState))
-          : padded;
-      })
-      .join('  ');
-  return [line(header, false), ...cleaned.map((row) => line(row, true))].join('\n') + '\n';
 }
 
-/** A job in full, for `yonder status`. */
+/** A job in full, for `yonder status`; control characters in any value are shown escaped. */
 export function jobDetails(io: Io, job: JobRecord): string {
   const lines: string[] = [];
   const add = (label: string, value: string | number | null | undefined): void => {
     if (value !== null && value !== undefined && value !== '')
-      lines.push(`${`${label}:`.padEnd(14)}${value}`);
+      lines.push(`${`${label}:`.padEnd(14)}${escapeControlCharacters(String(value))}`);
   };
   add('Job', job.id);
   add('Name', job.name);
   add('Profile', `${job.profile} (${job.backend})`);
-  add('State', `${paintState(io, job.state)}${job.nativeState ? ` (${job.nativeState})` : ''}`);
+  lines.push(
+    `${'State:'.padEnd(14)}${paintState(io, job.state)}${job.nativeState ? ` (${escapeControlCharacters(job.nativeState)})` : ''}`,
+  );
   add('Exit code', job.exitCode);
   add('Signal', job.signal);
   add('Reason', job.reason);
@@ -117,7 +104,9 @@ export function jobDetails(io: Io, job: JobRecord): string {
   lines.push('History:');
   for (const step of job.history) {
     lines.push(
-      `  ${step.at}  ${step.from ?? '-'} -> ${step.to}  [${step.source}${step.nativeState ? `: ${step.nativeState}` : ''}]${step.reason ? ` ${step.reason}` : ''}`,
+      escapeControlCharacters(
+        `  ${step.at}  ${step.from ?? '-'} -> ${step.to}  [${step.source}${step.nativeState ? `: ${step.nativeState}` : ''}]${step.reason ? ` ${step.reason}` : ''}`,
+      ),
     );
   }
   return `${lines.join('\n')}\n`;

@@ -1,2 +1,5 @@
-/** The CLI's version. */
-export const VERSION: string = '0.1.0';
+/** Replaced at build by this package's version from package.json (tsup `define`; vitest does the same). */
+declare const __PACKAGE_VERSION__: string;
+
+/** This package's version, from its package.json. */
+export const VERSION: string = __PACKAGE_VERSION__;

@@ -1,11 +1,15 @@
+export { exitObservation } from './backend/exit-observation.js';
 export {
   createLocalBackend,
-  exitObservation,
   LOCAL_BACKEND_ID,
+  type LocalBackendOptions,
   localWorkdir,
 } from './backend/local/local-backend.js';
 export { readLogFile, tailLines } from './backend/local/read-log-file.js';
-export { JOB_WRAPPER_SCRIPT } from './backend/local/wrapper-script.js';
+export {
+  createWorkstationBackend,
+  type WorkstationBackendOptions,
+} from './backend/workstation/workstation-backend.js';
 export * from './errors/index.js';
 export {
   createJobDirectory,
@@ -56,12 +60,16 @@ export {
 } from './transport/local-transport.js';
 export * from './validation/index.js';
 
-/** This package's version. */
-export const VERSION: string = '0.1.0';
+/** Replaced at build by this package's version from package.json (tsup `define`; vitest does the same). */
+declare const __PACKAGE_VERSION__: string;
+
+/** This package's version, from its package.json. */
+export const VERSION: string = __PACKAGE_VERSION__;
 
 /** TypeBox, re-exported so plugins build option schemas with the same copy core checks them with. */
 export { type Static, type TSchema, Type } from '@sinclair/typebox';
 export { cachedProbe } from './probe/probe-cache.js';
+export { JOB_WRAPPER_SCRIPT } from './remote/job-wrapper-script.js';
 export {
   EXIT_CODES_SCRIPT,
   jobPayload,

@@ -79,7 +79,7 @@ function diedOfCancelSignal(observation: {
 }
 
 /**
- * The rules of a job's life (ARCHITECTURE.md), in one place for every backend:
+ * The rules of a job's life (docs/architecture.md), in one place for every backend:
  * a failed query changes nothing; absence is tolerated for a bounded number of healthy
  * polls, then the job is lost; terminal states are final; a user's cancel is kept when
  * the job ends cancelled, cleanly, or of the signal sent; a pending timeout is a failure.

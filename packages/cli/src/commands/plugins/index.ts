@@ -1,5 +1,6 @@
 import { parse } from '../../args.js';
 import type { Command } from '../../command.js';
+import { formatTable } from '../../format-table.js';
 import { envelope } from '../../output.js';
 import { configPath } from '../../plugins/config.js';
 import { UsageError } from '../../usage-error.js';
@@ -50,18 +51,12 @@ export const run: Command = async (argv, { io, runtime }) => {
     io.stdout(envelope({ config: configPath(io.env), available: rows, plugins: statuses }));
     return 0;
   }
-  const header = ['KIND', 'ID', 'PACKAGE', 'VERSION', 'CONTRACT'];
-  const table = [
-    header,
-    ...rows.map((row) => [row.kind, row.id, row.package, row.version, row.contract]),
-  ];
-  const widths = header.map((_, index) =>
-    Math.max(...table.map((row) => (row[index] as string).length)),
+  io.stdout(
+    formatTable(
+      ['KIND', 'ID', 'PACKAGE', 'VERSION', 'CONTRACT'],
+      rows.map((row) => [row.kind, row.id, row.package, row.version, row.contract]),
+    ),
   );
-  for (const row of table)
-    io.stdout(
-      `${row.map((cell, index) => (index === row.length - 1 ? cell : cell.padEnd(widths[index] as number))).join('  ')}\n`,
-    );
   const missing = statuses
     .filter((status) => !status.ok && status.source === 'bundled' && status.missing)
     .map((status) => status.package);

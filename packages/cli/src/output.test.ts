@@ -1,0 +1,106 @@
+/** How the CLI shows jobs to people: tables aligned by display width (CJK, emoji, ZWJ, combining marks), control characters escaped. */
+import type { JobRecord, JobState } from '@yonder/core';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { clipToWidth } from './format-table.js';
+import { type Io, jobDetails, jobTable } from './output.js';
+
+const NOW = new Date('2026-01-02T03:04:05.000Z');
+
+function io(color: boolean): Io {
+  return { stdout: () => {}, stderr: () => {}, color, env: {}, cwd: '/' };
+}
+
+function job(
+  id: string,
+  name: string,
+  profile: string,
+  state: JobState,
+  exitCode: number | null,
+): JobRecord {
+  const shown = { id, name, profile, state, exitCode, signal: null, createdAt: NOW.toISOString() };
+  // Only what the table shows; the rest of a record does not reach it.
+  return shown as unknown as JobRecord;
+}
+
+const JOBS = [
+  job('aaaaaaaaaaaa', '日本語のジョブ', 'local', 'succeeded', 0),
+  job('bbbbbbbbbbbb', '🎉 party', 'gpu', 'running', null),
+  job('cccccccccccc', 'family 👩‍👩‍👧', 'local', 'failed', 3),
+  job('dddddddddddd', 'cafe\u0301', 'hpc', 'pending', null),
+];
+
+// Written out by hand: 日本語のジョブ is 14 columns, 🎉 2, the ZWJ family 2, é (e + U+0301) 1.
+const EXPECTED = [
+  'ID            NAME            PROFILE  STATE      EXIT  CREATED',
+  'aaaaaaaaaaaa  日本語のジョブ  local    succeeded  0     0s ago',
+  'bbbbbbbbbbbb  🎉 party        gpu      running    -     0s ago',
+  'cccccccccccc  family 👩‍👩‍👧       local    failed     3     0s ago',
+  'dddddddddddd  cafe\u0301            hpc      pending    -     0s ago',
+].join('\n');
+
+describe('jobTable', () => {
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(NOW);
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('aligns rows whose names hold CJK, emoji and combining characters', () => {
+    expect(jobTable(io(false), JOBS)).toBe(`${EXPECTED}\n`);
+  });
+
+  it('colours the state without moving a column', () => {
+    const painted = jobTable(io(true), JOBS);
+    expect(painted).toContain('\u001b[32msucceeded\u001b[0m');
+    expect(painted.replace(/\u001b\[\d+m/g, '')).toBe(`${EXPECTED}\n`);
+  });
+
+  it('cuts a long wide name at 40 columns, never inside a character, and shows controls escaped', () => {
+    const long = job('eeeeeeeeeeee', `${'漢'.repeat(30)}`, 'local', 'running', null);
+    const hostile = job('ffffffffffff', 'red\u001b[31m\u0007\u009b2J', 'local', 'running', null);
+    const lines = jobTable(io(false), [long, hostile]).split('\n');
+    expect(lines[1]).toBe(`eeeeeeeeeeee  ${'漢'.repeat(19)}…  local    running  -     0s ago`);
+    expect(lines[2]).toBe(
+      `ffffffffffff  red\\x1b[31m\\x07\\x9b2J${' '.repeat(39 - 21)}  local    running  -     0s ago`,
+    );
+    expect(lines.join('\n')).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
+  });
+});
+
+describe('clipToWidth', () => {
+  it('keeps whole grapheme clusters and ends with … within the width', () => {
+    expect(clipToWidth('👩‍👩‍👧👩‍👩‍👧👩‍👩‍👧', 5)).toBe('👩‍👩‍👧👩‍👩‍👧…');
+    expect(clipToWidth('👩‍👩‍👧👩‍👩‍👧👩‍👩‍👧', 4)).toBe('👩‍👩‍👧…');
+    expect(clipToWidth('abc', 3)).toBe('abc');
+    expect(clipToWidth('abcd', 3)).toBe('ab…');
+  });
+});
+
+describe('jobDetails', () => {
+  it('shows control characters in a value escaped, and colours only the state', () => {
+    const record = {
+      ...job('aaaaaaaaaaaa', 'evil\u001b]0;owned\u0007', 'local', 'failed', 1),
+      backend: 'local',
+      nativeState: 'exited\u001b[2J',
+      reason: 'exit code 1',
+      failureKind: 'application',
+      externalId: '42',
+      spec: { argv: ['sh', '-c', 'exit 1'] },
+      finishedAt: null,
+      cancel: null,
+      error: null,
+      history: [
+        { at: NOW.toISOString(), from: null, to: 'failed', source: 'x\u009b', nativeState: null },
+      ],
+    } as unknown as JobRecord;
+    const text = jobDetails(io(true), record);
+    expect(text).toContain('Name:         evil\\x1b]0;owned\\x07\n');
+    expect(text).toContain('State:        \u001b[31mfailed\u001b[0m (exited\\x1b[2J)\n');
+    expect(text).toContain('[x\\x9b]');
+    expect(text.replace(/\u001b\[\d+m/g, '')).not.toMatch(
+      /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/,
+    );
+  });
+});
