@@ -1,6 +1,7 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import {
   hostileWords,
   requireCliBuild,
@@ -12,6 +13,52 @@ import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
 let state: string;
 let work: string;
+
+const CORE = pathToFileURL(new URL('../../core/dist/index.js', import.meta.url).pathname).href;
+const TOYQ = new URL('../../backend-command/examples/toyq', import.meta.url).pathname;
+
+/** A third-party plugin: the `recording` transport, which logs every argv it runs to its `log` option, then runs it here. */
+const RECORDING_PLUGIN = `import { appendFileSync } from 'node:fs';
+import { createLocalTransport, Type } from ${JSON.stringify(CORE)};
+export function createYonderPlugin() {
+  const recording = (profile) => {
+    const local = createLocalTransport();
+    const record = (argv) => appendFileSync(String(profile.transportOptions.log), JSON.stringify(argv) + '\\n');
+    return {
+      specificationVersion: 'v1',
+      id: 'recording',
+      target: 'recording',
+      run(argv, options) { record(argv); return local.run(argv, options); },
+      runScript(script, args, options) { record(['sh', '-c', script, ...args]); return local.runScript(script, args, options); },
+      close: () => local.close(),
+    };
+  };
+  recording.optionsSchema = Type.Object({ log: Type.String() }, { additionalProperties: false });
+  return { specificationVersion: 'v1', transports: { recording } };
+}
+`;
+
+/** A config naming the recording plugin, installed in the config's node_modules. */
+function recordingSite(): Record<string, string> {
+  const site = join(work, 'site');
+  const dir = join(site, 'node_modules', 'yonder-transport-recording');
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(
+    join(dir, 'package.json'),
+    JSON.stringify({
+      name: 'yonder-transport-recording',
+      version: '1.0.0',
+      type: 'module',
+      main: 'index.js',
+    }),
+  );
+  writeFileSync(join(dir, 'index.js'), RECORDING_PLUGIN);
+  writeFileSync(
+    join(site, 'config.json'),
+    JSON.stringify({ plugins: ['yonder-transport-recording'] }),
+  );
+  return { YONDER_CONFIG: join(site, 'config.json'), TOYQ_DIR: join(site, 'queue') };
+}
 
 function yonder(args: string[], env: Record<string, string> = {}) {
   return runCli(args, { state, cwd: work, env });
@@ -255,6 +302,70 @@ describe('yonder CLI', () => {
       'yonder profile add nosuch',
     );
   });
+
+  it('refuses a profile whose transport nobody provides, naming it', async () => {
+    const add = await yonder(['profile', 'add', 'x', '--backend', 'local', '--transport', 'mine']);
+    expect(add.code).toBe(1);
+    expect(add.stderr).toMatch(
+      /transport: No transport named "mine"\. Available: local, (\w+, )*ssh\./,
+    );
+    expect(add.stderr).toContain('Name the package that provides it in your yonder config');
+    expect((await yonder(['profile', 'show', 'x'])).code).toBe(1);
+  });
+
+  it('runs a backend over a third-party transport the profile names, with its options checked', async () => {
+    const env = recordingSite();
+    const record = join(work, 'argv.jsonl');
+    const add = (name: string, ...extra: string[]) =>
+      yonder(
+        [
+          'profile',
+          'add',
+          name,
+          '--backend',
+          'command',
+          '--transport',
+          'recording',
+          '--workdir',
+          join(work, 'jobs'),
+          '--set',
+          `submit=${TOYQ}/toyq-submit {script}`,
+          '--set',
+          'idPattern=Job (?<id>\\d+) queued',
+          '--set',
+          `status=${TOYQ}/toyq-status {external_ids}`,
+          '--set',
+          `cancel=${TOYQ}/toyq-cancel {external_ids}`,
+          ...extra,
+        ],
+        env,
+      );
+    const bad = await add('bad', '--transport-set', 'logfile=x');
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain('transportOptions.logfile: unknown field');
+    expect(bad.stderr).toContain('transportOptions.log: expected required property');
+    const ok = await add('rec', '--transport-set', `log=${record}`);
+    expect(ok.code, ok.stderr).toBe(0);
+    const show = await json(['profile', 'show', 'rec'], env);
+    expect(show.doc.result).toMatchObject({
+      transport: 'recording',
+      transportOptions: { log: record },
+    });
+    const submit = await yonder(
+      ['submit', '--profile', 'rec', '--', 'sh', '-c', 'echo via $0', 'it'],
+      env,
+    );
+    expect(submit.code, submit.stderr).toBe(0);
+    const id = submit.stdout.trim();
+    expect((await yonder(['wait', id, '--timeout', '60'], env)).code).toBe(0);
+    expect((await yonder(['logs', id], env)).stdout).toBe('via it\n');
+    const runs = readFileSync(record, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as string[]);
+    expect(runs.some((argv) => argv.includes(`${TOYQ}/toyq-submit`))).toBe(true);
+    expect(runs.some((argv) => argv[0] === `${TOYQ}/toyq-status`)).toBe(true);
+  }, 90_000);
 
   it('uses $YONDER_PROFILE as the default profile', async () => {
     await yonder([

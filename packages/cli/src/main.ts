@@ -18,6 +18,7 @@ Usage:
   yonder cancel JOB... [--json]
   yonder profile add NAME --backend B [--host H] [--workdir D] [--local-root P --remote-root P]
                  [--pending-timeout S] [--poll-seconds S] [--cancel-grace S] [--set KEY=VALUE]...
+                 [--transport T] [--transport-set KEY=VALUE]...
                  [--ssh-config FILE] [--accept-new-host-keys] [--max-channels N] [--force]
   yonder profile list | show NAME | remove NAME | check NAME | schema
   yonder plugins [--json]

@@ -18,6 +18,7 @@ export {
   writeExclusive,
 } from './fs/exclusive-files.js';
 export type { JsonObject, JsonValue } from './json/json-value.js';
+export { chooseTransport } from './manager/choose-transport.js';
 export {
   BUILTIN_LOCAL_PROFILE,
   JobManager,
@@ -26,6 +27,7 @@ export {
   type RefreshOptions,
   type WaitOptions,
 } from './manager/job-manager.js';
+export { normaliseProfile } from './manager/normalise-profile.js';
 export { mapPath, mapSettingsPaths } from './paths/map-paths.js';
 export {
   currentProcessIdentity,
