@@ -1,13 +1,11 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createLocalTransport, createRegistry, JobManager, type Profile } from '@yonder/core';
-import { createFsStore } from '@yonder/store-fs';
+import type { JobManager } from '@yonder/core';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createCommandBackend } from './command-backend.js';
+import { commandManager, TOYQ, toyqProfile } from './test-support/toyq.js';
 
 // Issue 12 for the command backend: a sick status command changes nothing; cwd is checked first.
-const TOYQ = new URL('../examples/toyq', import.meta.url).pathname;
 const queueDir = mkdtempSync(join(tmpdir(), 'yonder-toyq-'));
 process.env.TOYQ_DIR = queueDir;
 
@@ -25,28 +23,8 @@ function program(name: string, body: string): string {
 
 /** A manager with a toyq profile `q` whose status (and submit) templates are the given ones. */
 async function toyq(options: Partial<Record<'status' | 'submit', string>> = {}) {
-  const state = mkdtempSync(join(tmpdir(), 'yonder-cmd-state-'));
-  const manager = new JobManager({
-    store: createFsStore({ location: state }),
-    registry: createRegistry({
-      backends: [createCommandBackend()],
-      transports: { local: () => createLocalTransport() },
-    }),
-    stateDirectory: state,
-    minPollIntervalMs: 0,
-  });
-  const profile: Profile = {
-    name: 'q',
-    backend: 'command',
-    workdir: join(mkdtempSync(join(tmpdir(), 'yonder cmd work ')), 'jobs'),
-    options: {
-      submit: `${TOYQ}/toyq-submit {script}`,
-      idPattern: 'Job (?<id>\\d+) queued',
-      status: `${TOYQ}/toyq-status {external_ids}`,
-      cancel: `${TOYQ}/toyq-cancel {external_ids}`,
-      ...options,
-    },
-  };
+  const manager = commandManager();
+  const profile = toyqProfile('q', options);
   await manager.saveProfile(profile);
   return { manager, profile };
 }

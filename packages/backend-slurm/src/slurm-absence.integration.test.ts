@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import type { JobManager } from '@yonder/core';
 import { until } from '@yonder/test-helpers';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { requireCluster } from './test-support/cluster.js';
+import { requireCluster, untilPurged } from './test-support/cluster.js';
 import {
   type HeldJob,
   heldJob,
@@ -116,15 +116,7 @@ describe('absence is decided with the target’s own evidence', () => {
 
   it('a job purged from squeue (MinJobAge) that exited 0 succeeds though sacct cannot reach its database', async () => {
     const externalId = (await purged.manager.store.getJob(purgedJob))?.externalId as string;
-    await until(
-      () =>
-        !execFileSync('squeue', ['--noheader', '--states=all', '--format=%A'], { encoding: 'utf8' })
-          .split('\n')
-          .includes(externalId),
-      150_000,
-      `Slurm purges job ${externalId} from squeue`,
-      2000,
-    );
+    await untilPurged(externalId, 150_000);
     purged.shims.behave('sacct', behaviours.databaseError);
     const [job] = await purged.manager.status([purgedJob]);
     expect(job).toMatchObject({ state: 'succeeded', exitCode: 0 });
