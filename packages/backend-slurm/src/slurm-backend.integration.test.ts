@@ -1,11 +1,10 @@
-import { execFileSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import { type JobManager, type JobRecord, YonderError } from '@yonder/core';
 import { backendConformance } from '@yonder/core/conformance';
 import { until } from '@yonder/test-helpers';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createSlurmBackend } from './slurm-backend.js';
-import { requireCluster, slurmManager, workdir } from './test-support/cluster.js';
+import { requireCluster, slurmManager, untilPurged, workdir } from './test-support/cluster.js';
 
 beforeAll(() => requireCluster());
 
@@ -284,15 +283,7 @@ describe('slurm backend against the test cluster', () => {
 
   it('resolves a job purged from squeue (MinJobAge) through sacct', async () => {
     const externalId = (await slow.manager.store.getJob(purgedJob))?.externalId as string;
-    await until(
-      () =>
-        !execFileSync('squeue', ['--noheader', '--states=all', '--format=%A'], { encoding: 'utf8' })
-          .split('\n')
-          .includes(externalId),
-      120_000,
-      `job ${externalId} to be purged from squeue`,
-      2_000,
-    );
+    await untilPurged(externalId, 120_000);
     await slow.manager.refresh({ ids: [purgedJob], force: true });
     const job = await slow.manager.store.getJob(purgedJob);
     expect(job).toMatchObject({ state: 'failed', exitCode: 5 });
