@@ -49,7 +49,10 @@ export interface JobManagerOptions {
    */
   backoff?: Partial<Backoff>;
   policy?: StatePolicy;
-  /** Polls of one target closer together than this are shared, not repeated. Default 1000 ms. */
+  /**
+   * @deprecated Ignored. A refresh shares another process's poll of the same target only when
+   * that poll completes after the refresh began; otherwise it polls (one command per target).
+   */
   minPollIntervalMs?: number;
   /** The longest one poll may hold its lease. Default 120 s. */
   leaseTtlMs?: number;
@@ -106,7 +109,6 @@ export class JobManager {
       backoff: { ...DEFAULT_BACKOFF, ...options.backoff },
       cancelBackoff: { ...DEFAULT_CANCEL_BACKOFF, ...options.backoff },
       policy: options.policy ?? DEFAULT_STATE_POLICY,
-      minPollIntervalMs: options.minPollIntervalMs ?? 1000,
       leaseTtlMs: options.leaseTtlMs ?? 120_000,
       resolveBackend: options.resolveBackend ?? (async (id) => registry.backend(id)),
       resolveTransport,

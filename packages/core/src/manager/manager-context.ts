@@ -20,7 +20,6 @@ export interface ManagerContext {
   /** The pauses of `cancel` while it waits for the jobs to end. */
   readonly cancelBackoff: Backoff;
   readonly policy: StatePolicy;
-  readonly minPollIntervalMs: number;
   readonly leaseTtlMs: number;
   resolveBackend(id: string, profile: Profile): Promise<BackendV1>;
   resolveTransport(id: string, profile: Profile): Promise<TransportFactoryV1>;
