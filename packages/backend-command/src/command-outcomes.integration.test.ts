@@ -140,7 +140,7 @@ describe('the command backend’s submit', () => {
     ] as const) {
       await expect(manager.submit({ argv: ['true'], cwd }, { profile: 'q' })).rejects.toMatchObject(
         {
-          code: 'E_SUBMIT_FAILED',
+          code: 'E_SUBMIT_REFUSED',
           message: `cwd: the job's working directory ${cwd} ${problem}; nothing was submitted.`,
         },
       );

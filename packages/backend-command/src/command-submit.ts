@@ -118,7 +118,7 @@ export async function commandSubmit(
   const cwdProblem = CWD_PROBLEMS.get(outputField(result.stdout, 'CWD') ?? '');
   if (result.exitCode === 20 && cwdProblem !== undefined)
     throw new YonderError(
-      'E_SUBMIT_FAILED',
+      'E_SUBMIT_REFUSED',
       `cwd: the job's working directory ${request.cwd} ${cwdProblem}; nothing was submitted.`,
     );
   if (result.exitCode !== 0)

@@ -91,12 +91,18 @@ describe('slurm backend against the test cluster', () => {
     await expect(
       manager.submit({ argv: ['true'], resources: { partition: 'nosuch' } }, { profile: 'hpc' }),
     ).rejects.toMatchObject({
-      code: 'E_SUBMIT_FAILED',
+      code: 'E_SUBMIT_REFUSED',
       message: expect.stringMatching(/invalid partition/i),
     });
     const { jobs } = await manager.store.listJobs({});
     expect(jobs).toHaveLength(1);
-    expect(jobs[0]).toMatchObject({ state: 'failed', reason: 'submit-failed', externalId: null });
+    // The submitter's error, not the system's.
+    expect(jobs[0]).toMatchObject({
+      state: 'failed',
+      reason: 'submit-refused',
+      failureKind: 'submission',
+      externalId: null,
+    });
     expect(existsSync(`${dir}/${jobs[0]?.id}`)).toBe(false);
   }, 60_000);
 
@@ -146,8 +152,9 @@ describe('slurm backend against the test cluster', () => {
       'pending',
     ]);
     expect(jobs[1]).toMatchObject({
-      reason: 'submit-failed',
-      error: { code: 'E_SUBMIT_FAILED', message: expect.stringMatching(/invalid partition/i) },
+      reason: 'submit-refused',
+      failureKind: 'submission',
+      error: { code: 'E_SUBMIT_REFUSED', message: expect.stringMatching(/invalid partition/i) },
     });
     const ids = jobs.filter((job) => job.state === 'pending').map((job) => job.id);
     const { jobs: done } = await manager.wait(ids, { timeoutMs: 90_000 });

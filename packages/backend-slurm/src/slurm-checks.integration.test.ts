@@ -73,7 +73,7 @@ describe('checks before sbatch', () => {
       await expect(
         manager.submit({ argv: ['sh', '-c', 'echo hi > out.txt'], cwd }, { profile: 'hpc' }),
       ).rejects.toMatchObject({
-        code: 'E_SUBMIT_FAILED',
+        code: 'E_SUBMIT_REFUSED',
         message: `cwd: the job's working directory ${cwd} ${problem}; nothing was submitted.`,
       });
     }

@@ -169,7 +169,7 @@ async function outcomeOf(
   const cwdProblem = CWD_PROBLEMS[status];
   if (cwdProblem !== undefined)
     throw new YonderError(
-      'E_SUBMIT_FAILED',
+      'E_SUBMIT_REFUSED',
       `cwd: the job's working directory ${request.cwd} ${cwdProblem}; nothing was submitted.`,
     );
   if (status !== 0) {
@@ -177,7 +177,7 @@ async function outcomeOf(
     if (status === 17 || status === 19) throw new YonderError('E_SUBMIT_FAILED', message);
     if (isTransientSbatchFailure(err))
       throw new YonderError('E_SCHEDULER_UNAVAILABLE', `sbatch: ${message}`);
-    throw new YonderError('E_SUBMIT_FAILED', `Slurm refused the job: ${message}`);
+    throw new YonderError('E_SUBMIT_REFUSED', `Slurm refused the job: ${message}`);
   }
   const jobDir = outputField(out, 'DIR');
   const answer = parseSbatchId(withoutField(out, 'DIR'));

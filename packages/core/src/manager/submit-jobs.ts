@@ -200,6 +200,7 @@ function recordSubmitFailure(
   backend: BackendV1,
 ): Promise<JobRecord> {
   const unknownOutcome = failure.code === 'E_TIMEOUT' || failure.code === 'E_TRANSPORT';
+  const refused = failure.code === 'E_SUBMIT_REFUSED';
   return context.store.updateJob(id, (job) => {
     const base: JobRecord = {
       ...job,
@@ -213,8 +214,12 @@ function recordSubmitFailure(
       'failed',
       {
         source: 'submit',
-        reason: unknownOutcome ? 'submit-outcome-unknown' : 'submit-failed',
-        failureKind: 'infrastructure',
+        reason: unknownOutcome
+          ? 'submit-outcome-unknown'
+          : refused
+            ? 'submit-refused'
+            : 'submit-failed',
+        failureKind: refused ? 'submission' : 'infrastructure',
       },
       context.now(),
     );
