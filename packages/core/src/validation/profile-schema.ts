@@ -2,6 +2,7 @@ import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { Value, ValueErrorType } from '@sinclair/typebox/value';
 import type { ValidationIssue } from '../errors/validation-error.js';
 import type { Profile } from '../spec/profile.js';
+import { checkPlainData } from './reserved-keys.js';
 import {
   checkAbsolutePath,
   checkHost,
@@ -129,6 +130,8 @@ export function validateProfileFields(profile: unknown): ValidationIssue[] {
   if (typeof profile !== 'object' || profile === null || Array.isArray(profile)) {
     return [{ path: '', message: 'a profile must be a JSON object' }];
   }
+  const reserved = checkPlainData(profile, '');
+  if (reserved.length > 0) return reserved;
   const issues = checkSchema(ProfileSchema, profile);
   const value = profile as Partial<Profile>;
   if (typeof value.name === 'string') {
