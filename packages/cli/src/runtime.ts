@@ -110,7 +110,7 @@ export function createRuntime(env: NodeJS.ProcessEnv): Runtime {
   };
 
   const loadBundled = (name: string): Promise<PluginStatus> =>
-    load(name, 'bundled', {}, [CLI_DIRECTORY, process.cwd()]);
+    load(name, 'bundled', {}, [CLI_DIRECTORY]);
 
   const has = (kind: 'backends' | 'transports', id: string): boolean =>
     registry.list()[kind].some((entry) => entry.id === id);

@@ -57,7 +57,8 @@ interface Seen {
 
 /** A held lock file; `release` removes it only if it is still ours. */
 export interface HeldLock {
-  release(): void;
+  /** Give the lock up; with a spare, its room is set aside again unless `keepSpare` is false. */
+  release(options?: { keepSpare?: boolean }): void;
 }
 
 export interface LockOptions {
@@ -274,7 +275,7 @@ function hold(path: string, me: Holder, spare: string | undefined): HeldLock {
   );
   timer.unref();
   return {
-    release() {
+    release(options = {}) {
       clearInterval(timer);
       let seen: Seen | 'missing';
       try {
@@ -284,7 +285,7 @@ function hold(path: string, me: Holder, spare: string | undefined): HeldLock {
       }
       if (seen !== 'missing' && seen.holder?.nonce === me.nonce) removePrivateFile(path);
       // The room the lock took is free again: keep it for the next lock on a full disk.
-      if (spare !== undefined) reserveSpareFile(spare, LOCK_BYTES);
+      if (spare !== undefined && options.keepSpare !== false) reserveSpareFile(spare, LOCK_BYTES);
     },
   };
 }

@@ -1,12 +1,10 @@
 /** The file ledger (`StoreV1`): profiles, job records and poll leases under a private state directory. */
-import { mkdirSync, readdirSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   assertValid,
   checkPrivateEntry,
-  checkTrustedPath,
   createPrivateFile,
-  ensureTrustedDirectory,
   isTerminal,
   type JobRecord,
   type LeaseV1,
@@ -26,6 +24,7 @@ import {
   YonderError,
 } from '@yonder/core';
 import { LOCK_BYTES, lock, tryLock, waitForUnlock } from './file-lock.js';
+import { LedgerDirectories, type LedgerDirectory } from './ledger-directories.js';
 import { appendIndex, recentIds } from './ledger-index.js';
 import {
   byNewest,
@@ -49,19 +48,6 @@ export interface FsStoreOptions {
   /** The state directory; see `resolveStateDirectory`. */
   location: string;
 }
-
-type LedgerDirectory = 'jobs' | 'active' | 'profiles' | 'locks' | 'leases';
-const LEDGER_DIRECTORIES: readonly LedgerDirectory[] = [
-  'jobs',
-  'active',
-  'profiles',
-  'locks',
-  'leases',
-];
-/** Directories other parts of yonder keep in the state directory, checked when they exist. */
-const OTHER_DIRECTORIES = ['cache', 'runs'];
-
-const STATE_DIRECTORY = { role: 'the state directory', type: 'directory' } as const;
 
 /** Room set aside, per active job, so that what happened to it can be recorded on a full disk. */
 function recordSpare(path: string): string {
@@ -88,70 +74,13 @@ export class FsStore implements StoreV1 {
   readonly specificationVersion = 'v1' as const;
   readonly id = 'fs';
   readonly location: string;
+  private readonly ledger: LedgerDirectories;
   private readonly dirs: Record<LedgerDirectory, string>;
-  private verified = false;
-  private ready = false;
 
   constructor(options: FsStoreOptions) {
     this.location = options.location;
-    this.dirs = {
-      jobs: join(this.location, 'jobs'),
-      active: join(this.location, 'active'),
-      profiles: join(this.location, 'profiles'),
-      locks: join(this.location, 'locks'),
-      leases: join(this.location, 'leases'),
-    };
-  }
-
-  /**
-   * Check the state directory and the directories of it that exist, before anything is read.
-   * False when there is no state directory yet (nothing to read).
-   * @throws UntrustedPathError `E_UNTRUSTED_PATH`.
-   */
-  private verify(): boolean {
-    if (this.verified) return true;
-    let exists: boolean;
-    try {
-      exists = checkTrustedPath(this.location, STATE_DIRECTORY);
-      if (!exists) return false;
-      for (const name of [...LEDGER_DIRECTORIES, ...OTHER_DIRECTORIES]) {
-        checkPrivateEntry(join(this.location, name), {
-          role: `the ledger's ${name} directory`,
-          type: 'directory',
-        });
-      }
-    } catch (error) {
-      throw storeError('check', this.location, error);
-    }
-    this.verified = true;
-    return true;
-  }
-
-  /** Make the state directory and the ledger's directories (0700) where missing, checked. */
-  private ensure(): void {
-    if (this.ready) return;
-    try {
-      ensureTrustedDirectory(this.location, STATE_DIRECTORY);
-      this.verified = false;
-      this.verify();
-      for (const dir of Object.values(this.dirs)) this.ensureDirectory(dir);
-    } catch (error) {
-      throw storeError('create the state directory', this.location, error);
-    }
-    this.ready = true;
-  }
-
-  /** Make one directory inside a checked one (0700), or check the one there. */
-  private ensureDirectory(dir: string): void {
-    const wanted = { role: 'a directory of the ledger', type: 'directory' } as const;
-    if (checkPrivateEntry(dir, wanted)) return;
-    try {
-      // Not recursive: Node's recursive mkdir reports a read-only file system as ENOENT.
-      mkdirSync(dir, { mode: 0o700 });
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    }
-    checkPrivateEntry(dir, wanted);
+    this.ledger = new LedgerDirectories(this.location);
+    this.dirs = this.ledger.paths;
   }
 
   private jobPath(id: string): string {
@@ -162,16 +91,6 @@ export class FsStore implements StoreV1 {
     return join(this.dirs.profiles, `${profileKey(name)}.json`);
   }
 
-  /** Entries of a ledger directory; none when it does not exist. */
-  private entries(dir: string): string[] {
-    try {
-      return readdirSync(dir);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
-      throw storeError('read', dir, error);
-    }
-  }
-
   // ------------------------------------------------------------- profiles
 
   async saveProfile(profile: Profile): Promise<void> {
@@ -180,7 +99,7 @@ export class FsStore implements StoreV1 {
       `Profile "${String(profile?.name)}" is invalid`,
       validateProfileFields(profile),
     );
-    this.ensure();
+    this.ledger.ensure();
     const path = this.profilePath(profile.name);
     try {
       writePrivateFileAtomic(path, `${JSON.stringify(profile, null, 2)}\n`);
@@ -200,15 +119,15 @@ export class FsStore implements StoreV1 {
   }
 
   async getProfile(name: string): Promise<Profile | undefined> {
-    if (!this.verify()) return undefined;
+    if (!this.ledger.verify()) return undefined;
     return this.readProfile(this.profilePath(name), profileKey(name));
   }
 
   async listProfiles(): Promise<{ profiles: Profile[]; problems: StoreProblemV1[] }> {
     const profiles: Profile[] = [];
     const problems: StoreProblemV1[] = [];
-    if (!this.verify()) return { profiles, problems };
-    for (const name of this.entries(this.dirs.profiles)) {
+    if (!this.ledger.verify()) return { profiles, problems };
+    for (const name of this.ledger.entries(this.dirs.profiles)) {
       if (!name.endsWith('.json') || name.startsWith('.')) continue;
       const path = join(this.dirs.profiles, name);
       try {
@@ -226,7 +145,7 @@ export class FsStore implements StoreV1 {
   }
 
   async removeProfile(name: string): Promise<boolean> {
-    if (!this.verify()) return false;
+    if (!this.ledger.verify()) return false;
     return removePrivateFile(this.profilePath(name));
   }
 
@@ -236,19 +155,23 @@ export class FsStore implements StoreV1 {
   private shard(id: string, create: boolean): boolean {
     const dir = join(this.dirs.jobs, id.slice(0, 2));
     if (create) {
-      this.ensureDirectory(dir);
+      this.ledger.ensureDirectory(dir);
       return true;
     }
-    return checkPrivateEntry(dir, { role: 'a directory of the ledger', type: 'directory' });
+    return this.ledger.has(dir);
   }
 
-  /** Set room aside for the job's next record and lock (best effort: a full disk skips it). */
-  private reserve(id: string, text: string): void {
-    reserveSpareFile(
-      recordSpare(this.jobPath(id)),
-      Math.max(MIN_RECORD_SPARE_BYTES, 2 * Buffer.byteLength(text)),
+  /**
+   * Set room aside for the job's next record and lock, so that they can be written on a full
+   * disk. False when there is no room now.
+   */
+  private reserve(id: string, text: string): boolean {
+    return (
+      reserveSpareFile(
+        recordSpare(this.jobPath(id)),
+        Math.max(MIN_RECORD_SPARE_BYTES, 2 * Buffer.byteLength(text)),
+      ) && reserveSpareFile(this.lockSpare(id), LOCK_BYTES)
     );
-    reserveSpareFile(this.lockSpare(id), LOCK_BYTES);
   }
 
   private release(id: string): void {
@@ -260,35 +183,49 @@ export class FsStore implements StoreV1 {
     return join(this.dirs.locks, `.${id}.lock.spare`);
   }
 
+  /**
+   * Record a new job. Everything its later updates need is made first (its shard, the room for
+   * its next record and lock, its index line, its active marker), so that once it exists, what
+   * the backend then does to it can be recorded, even on a disk that filled up meanwhile.
+   * An index line without a record (a create that failed after it) is skipped by readers.
+   */
   async createJob(job: JobRecord): Promise<void> {
     if (!JOB_ID.test(job.id))
       throw new YonderError('E_STORE', `"${job.id}" is not a valid job id.`);
-    this.ensure();
+    this.ledger.ensure();
     const path = this.jobPath(job.id);
     const marker = join(this.dirs.active, job.id);
+    const index = join(this.location, 'index.log');
     const text = `${JSON.stringify(job)}\n`;
     try {
       this.shard(job.id, true);
-      if (!isTerminal(job.state)) {
-        touchPrivateFile(marker);
-        this.reserve(job.id, text);
-      }
-      createPrivateFile(path, text);
+      checkPrivateEntry(index, { role: "the ledger's index", type: 'file' });
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'EEXIST') {
-        throw new YonderError('E_STORE', `A job with id ${job.id} already exists.`, {
-          cause: error,
-        });
-      }
-      removePrivateFile(marker);
-      this.release(job.id);
       throw storeError('write', path, error);
     }
-    const index = join(this.location, 'index.log');
+    const exists = (cause?: unknown): YonderError =>
+      new YonderError('E_STORE', `A job with id ${job.id} already exists.`, { cause });
+    if (this.readJob(job.id) !== undefined) throw exists();
+    let step = 'write';
+    let target = path;
     try {
+      if (!isTerminal(job.state)) {
+        if (!this.reserve(job.id, text)) {
+          throw Object.assign(new Error('no room for the job’s spare files'), { code: 'ENOSPC' });
+        }
+        touchPrivateFile(marker);
+      }
+      step = 'append to';
+      target = index;
       appendIndex(index, job.createdAt, job.id);
+      step = 'write';
+      target = path;
+      createPrivateFile(path, text);
     } catch (error) {
-      throw storeError('append to', index, error);
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw exists(error);
+      removePrivateFile(marker);
+      this.release(job.id);
+      throw storeError(step, target, error);
     }
   }
 
@@ -305,7 +242,7 @@ export class FsStore implements StoreV1 {
   }
 
   async getJob(id: string): Promise<JobRecord | undefined> {
-    if (!JOB_ID.test(id) || !this.verify()) return undefined;
+    if (!JOB_ID.test(id) || !this.ledger.verify()) return undefined;
     return this.readJob(id);
   }
 
@@ -315,17 +252,16 @@ export class FsStore implements StoreV1 {
     const problems: StoreProblemV1[] = [];
     const shards = only
       ? [only]
-      : this.entries(this.dirs.jobs).filter((name) => !name.startsWith('.'));
+      : this.ledger.entries(this.dirs.jobs).filter((name) => !name.startsWith('.'));
     for (const shard of shards) {
       const dir = join(this.dirs.jobs, shard);
       try {
-        if (!checkPrivateEntry(dir, { role: 'a directory of the ledger', type: 'directory' }))
-          continue;
+        if (!this.ledger.has(dir)) continue;
       } catch (error) {
         problems.push({ location: dir, message: (error as Error).message });
         continue;
       }
-      for (const name of this.entries(dir)) {
+      for (const name of this.ledger.entries(dir)) {
         if (!name.endsWith('.json') || name.startsWith('.')) continue;
         const id = name.slice(0, -5);
         if (JOB_ID.test(id) && id.startsWith(shard)) ids.push(id);
@@ -335,7 +271,7 @@ export class FsStore implements StoreV1 {
   }
 
   async findJobIds(prefix: string): Promise<string[]> {
-    if (!this.verify()) return [];
+    if (!this.ledger.verify()) return [];
     const wanted = prefix.toLowerCase();
     const { ids } = this.ids(wanted.length >= 2 ? wanted.slice(0, 2) : undefined);
     return ids.filter((id) => id.startsWith(wanted)).sort();
@@ -345,13 +281,13 @@ export class FsStore implements StoreV1 {
     id: string,
     change: (job: JobRecord) => JobRecord | undefined,
   ): Promise<JobRecord> {
-    this.ensure();
+    this.ledger.ensure();
     const held = await lock(join(this.dirs.locks, `${id}.lock`), {
       ttlMs: JOB_LOCK_TTL_MS,
       timeoutMs: 30_000,
       spare: this.lockSpare(id),
     });
-    let written: JobRecord;
+    let written: JobRecord | undefined;
     try {
       const current = this.readJob(id);
       if (!current) throw new YonderError('E_NO_SUCH_JOB', `No job with id ${id}.`);
@@ -379,13 +315,13 @@ export class FsStore implements StoreV1 {
         this.reserve(id, text);
       }
     } finally {
-      held.release();
+      held.release({ keepSpare: written === undefined || !isTerminal(written.state) });
     }
     return written;
   }
 
   async listJobs(options: ListJobsOptionsV1 = {}): Promise<ListJobsResultV1> {
-    if (!this.verify()) return { jobs: [], problems: [] };
+    if (!this.ledger.verify()) return { jobs: [], problems: [] };
     if (options.activeOnly) return this.listActive();
     if (options.limit !== undefined) return this.listRecent(options.limit);
     const { ids, problems } = this.ids();
@@ -412,7 +348,7 @@ export class FsStore implements StoreV1 {
   }
 
   private listActive(): ListJobsResultV1 {
-    const names = this.entries(this.dirs.active).filter((name) => JOB_ID.test(name));
+    const names = this.ledger.entries(this.dirs.active).filter((name) => JOB_ID.test(name));
     const result = this.collect(names);
     const found = new Set(result.jobs.map((job) => job.id));
     const failed = new Set(result.problems.map((problem) => problem.location));
@@ -471,7 +407,7 @@ export class FsStore implements StoreV1 {
   }
 
   async tryLease(key: string, ttlMs: number): Promise<LeaseV1 | undefined> {
-    this.ensure();
+    this.ledger.ensure();
     const path = this.leasePath(key);
     const held = tryLock(path, ttlMs, { spare: `${path}.spare` });
     if (!held) return undefined;
@@ -498,7 +434,7 @@ export class FsStore implements StoreV1 {
   }
 
   async waitForLease(key: string, timeoutMs: number): Promise<string | null> {
-    if (!this.verify()) return null;
+    if (!this.ledger.verify()) return null;
     await waitForUnlock(this.leasePath(key), timeoutMs);
     return this.lastCompleted(key);
   }

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import type { JsonValue, Profile, TSchema } from '@yonder/core';
-import { YonderError } from '@yonder/core';
+import { isReservedKey, YonderError } from '@yonder/core';
 import { integerOption, numberOption, parse } from '../../args.js';
 import type { Command, CommandContext } from '../../command.js';
 import { envelope } from '../../output.js';
@@ -124,6 +124,9 @@ async function add(argv: string[], { io, runtime }: CommandContext): Promise<num
       const path = item.slice(0, at).split('.');
       if (path.some((part) => part === ''))
         throw new UsageError(`--set: "${item.slice(0, at)}" is not a valid key.`);
+      const reserved = path.find(isReservedKey);
+      if (reserved)
+        throw new UsageError(`--set ${item.slice(0, at)}: "${reserved}" is a reserved name.`);
       setPath(options, path, optionValue(schema, path, item.slice(at + 1)));
     }
     profile.options = options;
