@@ -198,8 +198,8 @@ export class FsStore implements StoreV1 {
     const index = join(this.location, 'index.log');
     const text = `${JSON.stringify(job)}\n`;
     try {
-      this.shard(job.id, true);
       checkPrivateEntry(index, { role: "the ledger's index", type: 'file' });
+      this.shard(job.id, true);
     } catch (error) {
       throw storeError('write', path, error);
     }

@@ -49,15 +49,14 @@ class Checker {
 
   private refuse(path: string, info: Stats, problem: string, fix: string): never {
     const role = this.options.role ?? 'the path';
-    const where = path === this.subject ? 'it' : path;
     throw new UntrustedPathError({
       subject: this.subject,
       path,
       owner: info.uid,
       mode: info.mode & 0o7777,
       message:
-        `Refusing ${role} ${this.subject}: ${where} ${problem} (owner ${describeUser(info.uid)}, ` +
-        `mode ${describeMode(info.mode)}), so another user could change what yonder reads or runs there. Fix: ${fix}`,
+        `Refusing ${role} ${this.subject}: ${path} (owner ${describeUser(info.uid)}, mode ` +
+        `${describeMode(info.mode)}) ${problem}, so another user could change what yonder reads or runs there. Fix: ${fix}`,
     });
   }
 
@@ -67,7 +66,7 @@ class Checker {
       this.refuse(
         path,
         info,
-        `belongs to another user, not to you (${describeUser(this.uid)}) or root`,
+        `belongs to another user, neither to you (${describeUser(this.uid)}) nor to root`,
         'use a location where every directory on the way is yours or root’s.',
       );
     }
