@@ -70,20 +70,18 @@ function dependencyDirectory(dependency: string, from: string): string {
 }
 
 /**
- * Install the built `@yonder/cli` (with core and store-fs) and the workspace packages named in
- * `extra` into a new world-readable directory, each with its runtime dependencies, flat.
- * Packages not named are not there: a test can see what the CLI does without them.
- * @throws Error when a package is not built.
+ * Copy the built workspace packages `names`, each with its runtime dependencies (flat, links
+ * resolved), into `<root>/node_modules`. Returns every package copied.
+ * @throws Error when a package is not built or a dependency is not installed.
  */
-export function installCli(extra: readonly string[] = []): InstalledCli {
+export function installPackages(root: string, names: readonly string[]): string[] {
   const workspace = workspacePackages();
-  const root = mkdtempSync(join(tmpdir(), 'yonder-shared-install-'));
   const modules = join(root, 'node_modules');
   const copied = new Map<string, string>();
-  const queue: Array<{ name: string; from: string | null }> = [
-    { name: '@yonder/cli', from: null },
-    ...extra.map((name) => ({ name, from: null })),
-  ];
+  const queue: Array<{ name: string; from: string | null }> = names.map((name) => ({
+    name,
+    from: null,
+  }));
   while (queue.length > 0) {
     const { name, from } = queue.shift() as (typeof queue)[number];
     const source = workspace.get(name) ?? dependencyDirectory(name, from as string);
@@ -111,12 +109,23 @@ export function installCli(extra: readonly string[] = []): InstalledCli {
     for (const dependency of Object.keys(manifest(source).dependencies ?? {}))
       queue.push({ name: dependency, from: source });
   }
+  return [...copied.keys()];
+}
+
+/**
+ * Install the built `@yonder/cli` (with core and store-fs) and the workspace packages named in
+ * `extra` into a new world-readable directory. Packages not named are not there: a test can
+ * see what the CLI does without them.
+ */
+export function installCli(extra: readonly string[] = []): InstalledCli {
+  const root = mkdtempSync(join(tmpdir(), 'yonder-shared-install-'));
+  const packages = installPackages(root, ['@yonder/cli', ...extra]);
   chmodSync(root, 0o755);
   execFileSync('chmod', ['-R', 'a+rX,go-w', root]);
   return {
     root,
-    bin: join(modules, '@yonder', 'cli', 'dist', 'bin.js'),
-    packages: [...copied.keys()],
+    bin: join(root, 'node_modules', '@yonder', 'cli', 'dist', 'bin.js'),
+    packages,
     remove: () => rmSync(root, { recursive: true, force: true }),
   };
 }
