@@ -1,10 +1,11 @@
 /** The lock rules: who may break a lock, and when, whatever the clocks and mtimes say. */
-import { mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { LOCK_BYTES, lock, MAX_CLOCK_SKEW_MS, tryLock, waitForUnlock } from './file-lock.js';
+import { readEntry, removeEntry } from './lock-entry.js';
 
 let dir: string;
 let path: string;
@@ -59,7 +60,7 @@ describe('file locks', () => {
         code: 'E_STORE',
         message: expect.stringContaining('held by pid 1 on another-host'),
       });
-      expect(JSON.parse(readFileSync(path, 'utf8')).nonce).toBe('theirs');
+      expect(JSON.parse(readEntry(path) as string).nonce).toBe('theirs');
     } finally {
       stop();
     }
@@ -72,7 +73,7 @@ describe('file locks', () => {
     const waited = performance.now() - started;
     expect(waited).toBeGreaterThanOrEqual(400);
     expect(waited).toBeLessThan(5_000);
-    expect(JSON.parse(readFileSync(path, 'utf8')).nonce).not.toBe('theirs');
+    expect(JSON.parse(readEntry(path) as string).nonce).not.toBe('theirs');
     held.release();
   });
 
@@ -116,14 +117,15 @@ describe('file locks', () => {
   it('renews a held lock while it is held, and removes only its own on release', async () => {
     const held = tryLock(path, 90);
     expect(held).not.toBeNull();
-    const first = readFileSync(path, 'utf8');
+    const first = readEntry(path) as string;
     expect(Buffer.byteLength(first)).toBe(LOCK_BYTES);
     await sleep(200);
-    const later = JSON.parse(readFileSync(path, 'utf8'));
+    const later = JSON.parse(readEntry(path) as string);
     expect(later.renewals).toBeGreaterThan(0);
     // Someone else's lock now at the path (ours was broken meanwhile) is left alone.
+    removeEntry(path);
     plant(foreign());
     held?.release();
-    expect(JSON.parse(readFileSync(path, 'utf8')).nonce).toBe('theirs');
+    expect(JSON.parse(readEntry(path) as string).nonce).toBe('theirs');
   });
 });

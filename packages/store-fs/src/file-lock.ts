@@ -1,35 +1,35 @@
 /**
- * Lock files shared by yonder processes, also across hosts on a shared `$HOME` and across PID
+ * Locks shared by yonder processes (see lock-entry.ts for how one sits on disk), also across hosts on a shared `$HOME` and across PID
  * namespaces: each records its holder (host, boot id, PID namespace, pid and start time) and a
  * lease the holder renews while it works. Only a dead holder on this very machine, or a lease
  * seen unrenewed for its whole length, is broken; time is measured on the monotonic clock.
  */
 import { randomBytes } from 'node:crypto';
-import {
-  closeSync,
-  constants,
-  linkSync,
-  openSync,
-  readlinkSync,
-  renameSync,
-  writeSync,
-} from 'node:fs';
+import { readlinkSync, renameSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
-  createPrivateFile,
   currentProcessIdentity,
   isProcessAlive,
   type ProcessIdentity,
   readBootId,
-  readPrivateFile,
-  removePrivateFile,
-  reserveSpareFile,
   YonderError,
 } from '@yonder/core';
+import {
+  LOCK_BYTES,
+  placeEntry,
+  readEntry,
+  removeEntry,
+  rewriteEntry,
+  takeOffEntry,
+} from './lock-entry.js';
 
-/** Every lock file has this size (JSON padded with spaces), so a renewal rewrites it in place. */
-export const LOCK_BYTES = 512;
+export {
+  LOCK_BYTES,
+  removeEntry as removeLock,
+  reserveEntry as reserveLock,
+} from './lock-entry.js';
+
 /** How long a lock file that cannot be read must stay unchanged before it is broken. */
 const UNREADABLE_GRACE_MS = 5_000;
 /**
@@ -66,7 +66,7 @@ export interface LockOptions {
   ttlMs?: number;
   /** How long to wait for a live holder. */
   timeoutMs?: number;
-  /** A spare file (see `reserveSpareFile`) to create the lock from when the disk is full. */
+  /** A spare lock (see `reserveLock`) to take the lock with when the disk is full. */
   spare?: string;
 }
 
@@ -115,8 +115,8 @@ function decode(text: string): Holder | null {
 }
 
 function look(path: string): Seen | 'missing' {
-  const text = readPrivateFile(path, 64 * 1024);
-  if (text === undefined) return 'missing';
+  const text = readEntry(path);
+  if (text === 'missing') return 'missing';
   return { holder: decode(text), text };
 }
 
@@ -177,14 +177,15 @@ function breakLock(path: string, seen: Seen, nonce: string): boolean {
   }
   if (moved === 'missing' || moved.text !== seen.text) {
     try {
-      linkSync(aside, path);
+      renameSync(aside, path);
+      return false;
     } catch {
       /* path taken again: that holder wins */
     }
-    removePrivateFile(aside);
+    removeEntry(aside);
     return false;
   }
-  removePrivateFile(aside);
+  removeEntry(aside);
   return true;
 }
 
@@ -200,12 +201,7 @@ function renew(path: string, me: Holder): boolean {
   me.renewals += 1;
   me.expiresAt = Date.now() + me.ttlMs;
   try {
-    const fd = openSync(path, constants.O_WRONLY | constants.O_NOFOLLOW);
-    try {
-      writeSync(fd, encode(me), 0);
-    } finally {
-      closeSync(fd);
-    }
+    rewriteEntry(path, encode(me));
   } catch {
     /* renewal is best effort: the next one may succeed */
   }
@@ -213,23 +209,18 @@ function renew(path: string, me: Holder): boolean {
 }
 
 /**
- * Create the lock file holding `me`: written to a temporary file, then linked into place, so
- * the lock appears whole or not at all. False when the lock exists.
- * @throws YonderError `E_STORE` when it cannot be written.
+ * Put the lock holding `me` in place: whole or not at all (a crash or a full disk never leaves
+ * an empty lock), from the spare when there is one. False when the lock is taken.
+ * @throws YonderError `E_STORE` when it cannot be made.
  */
 function create(path: string, me: Holder, spare: string | undefined): boolean {
   try {
-    createPrivateFile(
-      path,
-      encode(me),
-      spare === undefined ? { sync: false } : { spare, sync: false },
-    );
-    return true;
+    return placeEntry(path, encode(me), spare);
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'EEXIST') return false;
     if (YonderError.isInstance(error)) throw error;
-    const full = code === 'ENOSPC' ? ' The disk is full; free space and try again.' : '';
+    const code = (error as NodeJS.ErrnoException).code;
+    const full =
+      code === 'ENOSPC' || code === 'EDQUOT' ? ' The disk is full; free space and try again.' : '';
     throw new YonderError(
       'E_STORE',
       `Cannot create lock ${path}: ${(error as Error).message}.${full}`,
@@ -283,9 +274,9 @@ function hold(path: string, me: Holder, spare: string | undefined): HeldLock {
       } catch {
         return;
       }
-      if (seen !== 'missing' && seen.holder?.nonce === me.nonce) removePrivateFile(path);
-      // The room the lock took is free again: keep it for the next lock on a full disk.
-      if (spare !== undefined && options.keepSpare !== false) reserveSpareFile(spare, LOCK_BYTES);
+      if (seen === 'missing' || seen.holder?.nonce !== me.nonce) return;
+      // With a spare, the lock itself becomes the spare: its room waits for the next lock.
+      takeOffEntry(path, options.keepSpare === false ? undefined : spare);
     },
   };
 }

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -8,6 +8,7 @@ import { sampleJob } from '@yonder/core/conformance';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { pidNamespace } from './file-lock.js';
 import { createFsStore, resolveStateDirectory } from './index.js';
+import { readEntry } from './lock-entry.js';
 
 /** Wait until `check` holds, polling; fail after `timeoutMs` naming `what`. */
 async function until(check: () => boolean, timeoutMs: number, what: string): Promise<void> {
@@ -130,8 +131,8 @@ describe('FsStore', () => {
     expect(await store.tryLease('k', 50)).toBeUndefined();
     // Renewed while held: its 50 ms are long past, and it is still not taken.
     const lockFile = join(location, 'leases', 'k.lock');
-    const before = readFileSync(lockFile, 'utf8');
-    await until(() => readFileSync(lockFile, 'utf8') !== before, 5_000, 'a renewal');
+    const before = readEntry(lockFile);
+    await until(() => readEntry(lockFile) !== before, 5_000, 'a renewal');
     expect(await store.tryLease('k', 1000)).toBeUndefined();
     await lease?.release({ completed: true });
     const taken = await store.tryLease('k', 1000);

@@ -23,7 +23,7 @@ import {
   writePrivateFileAtomic,
   YonderError,
 } from '@yonder/core';
-import { LOCK_BYTES, lock, tryLock, waitForUnlock } from './file-lock.js';
+import { lock, removeLock, reserveLock, tryLock, waitForUnlock } from './file-lock.js';
 import { LedgerDirectories, type LedgerDirectory } from './ledger-directories.js';
 import { appendIndex, recentIds } from './ledger-index.js';
 import {
@@ -170,13 +170,13 @@ export class FsStore implements StoreV1 {
       reserveSpareFile(
         recordSpare(this.jobPath(id)),
         Math.max(MIN_RECORD_SPARE_BYTES, 2 * Buffer.byteLength(text)),
-      ) && reserveSpareFile(this.lockSpare(id), LOCK_BYTES)
+      ) && reserveLock(this.lockSpare(id))
     );
   }
 
   private release(id: string): void {
     removePrivateFile(recordSpare(this.jobPath(id)));
-    removePrivateFile(this.lockSpare(id));
+    removeLock(this.lockSpare(id));
   }
 
   private lockSpare(id: string): string {

@@ -4,7 +4,7 @@
  * directories in their homes, and the built CLI run with a clean environment as one of them.
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { chownSync, mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { REPOSITORY } from './install-cli.js';
 
@@ -139,7 +139,8 @@ export function runAs(
   const child = spawn(
     'runuser',
     ['-u', user.name, '--', 'env', '-i', ...assignments, process.execPath, bin, ...args],
-    { cwd: options.cwd ?? user.home, stdio: ['pipe', 'pipe', 'pipe'] },
+    // Its own process group, so that a time limit stops runuser and yonder both.
+    { cwd: options.cwd ?? user.home, stdio: ['pipe', 'pipe', 'pipe'], detached: true },
   );
   child.stdin.end(options.input ?? '');
   return new Promise((resolve) => {
@@ -151,7 +152,13 @@ export function runAs(
     child.stderr.on('data', (chunk) => {
       stderr += chunk;
     });
-    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 60_000);
+    const timer = setTimeout(() => {
+      try {
+        process.kill(-(child.pid as number), 'SIGKILL');
+      } catch {
+        child.kill('SIGKILL');
+      }
+    }, options.timeoutMs ?? 60_000);
     child.on('close', (code, signal) => {
       clearTimeout(timer);
       resolve({ code, signal, stdout, stderr });
@@ -169,9 +176,4 @@ export function jsonOf(result: UserResult): any {
       `Expected one JSON document (exit ${result.code}):\nstdout: ${result.stdout}\nstderr: ${result.stderr}`,
     );
   }
-}
-
-/** Whether `path` exists, looked at as root. */
-export function exists(path: string): boolean {
-  return existsSync(path);
 }
