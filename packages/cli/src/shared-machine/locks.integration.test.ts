@@ -15,9 +15,7 @@ import { type InstalledCli, installCli } from './install-cli.js';
 
 let cli: InstalledCli;
 let work: string;
-// biome-ignore lint/suspicious/noExplicitAny: the built packages, loaded from the install
 let storeFs: any;
-// biome-ignore lint/suspicious/noExplicitAny: the built packages, loaded from the install
 let conformance: any;
 const children: ChildProcess[] = [];
 

@@ -117,31 +117,20 @@ export interface RunOptions {
 }
 
 /**
- * Run `node BIN ARGS` as `user` with a clean environment (`env -i`): nothing of the test
- * process's environment reaches it but what `options.env` sets.
+ * Run `argv` as `user` (through runuser), collecting its output; killed with its whole process
+ * group after `timeoutMs` (default 60 s).
  */
-export function runAs(
+export function runProgramAs(
   user: TestUser,
-  bin: string,
-  args: readonly string[],
-  options: RunOptions = {},
+  argv: readonly string[],
+  options: Omit<RunOptions, 'env'> = {},
 ): Promise<UserResult> {
-  const env = {
-    HOME: user.home,
-    PATH: SYSTEM_PATH,
-    USER: user.name,
-    LOGNAME: user.name,
-    NO_COLOR: '1',
-    LANG: 'C.UTF-8',
-    ...options.env,
-  };
-  const assignments = Object.entries(env).map(([name, value]) => `${name}=${value}`);
-  const child = spawn(
-    'runuser',
-    ['-u', user.name, '--', 'env', '-i', ...assignments, process.execPath, bin, ...args],
-    // Its own process group, so that a time limit stops runuser and yonder both.
-    { cwd: options.cwd ?? user.home, stdio: ['pipe', 'pipe', 'pipe'], detached: true },
-  );
+  // Its own process group, so that a time limit stops runuser and what it runs both.
+  const child = spawn('runuser', ['-u', user.name, '--', ...argv], {
+    cwd: options.cwd ?? user.home,
+    stdio: ['pipe', 'pipe', 'pipe'],
+    detached: true,
+  });
   child.stdin.end(options.input ?? '');
   return new Promise((resolve) => {
     let stdout = '';
@@ -164,6 +153,30 @@ export function runAs(
       resolve({ code, signal, stdout, stderr });
     });
   });
+}
+
+/**
+ * Run `node BIN ARGS` as `user` with a clean environment (`env -i`): nothing of the test
+ * process's environment reaches it but what `options.env` sets.
+ */
+export function runAs(
+  user: TestUser,
+  bin: string,
+  args: readonly string[],
+  options: RunOptions = {},
+): Promise<UserResult> {
+  const env = {
+    HOME: user.home,
+    PATH: SYSTEM_PATH,
+    USER: user.name,
+    LOGNAME: user.name,
+    NO_COLOR: '1',
+    LANG: 'C.UTF-8',
+    ...options.env,
+  };
+  const assignments = Object.entries(env).map(([name, value]) => `${name}=${value}`);
+  const { env: _env, ...rest } = options;
+  return runProgramAs(user, ['env', '-i', ...assignments, process.execPath, bin, ...args], rest);
 }
 
 /** The one JSON document a `--json` run printed, or an error quoting what it printed. */

@@ -1,5 +1,6 @@
 /** The TypeBox schema of a ledger record, checked on every read so a damaged record is reported, never acted on. */
 import { type TSchema, Type } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
 import type { ValidationIssue } from '../errors/validation-error.js';
 import { JOB_STATES } from '../state/job-states.js';
 import { checkSchema, validateProfileFields } from './profile-schema.js';
@@ -100,7 +101,8 @@ export function validateJobRecord(value: unknown): ValidationIssue[] {
   }
   const issues = checkPlainData(value, '');
   if (issues.length > 0) return issues;
-  issues.push(...checkSchema(JobRecordSchema, value));
+  // The common case first: a valid record, checked without collecting errors.
+  if (!Value.Check(JobRecordSchema, value)) issues.push(...checkSchema(JobRecordSchema, value));
   const snapshot = (value as { profileSnapshot?: unknown }).profileSnapshot;
   if (typeof snapshot === 'object' && snapshot !== null) {
     for (const issue of validateProfileFields(snapshot)) {

@@ -132,7 +132,7 @@ export function validateProfileFields(profile: unknown): ValidationIssue[] {
   }
   const reserved = checkPlainData(profile, '');
   if (reserved.length > 0) return reserved;
-  const issues = checkSchema(ProfileSchema, profile);
+  const issues = Value.Check(ProfileSchema, profile) ? [] : checkSchema(ProfileSchema, profile);
   const value = profile as Partial<Profile>;
   if (typeof value.name === 'string') {
     const text = checkText(value.name, 'name');
