@@ -30,14 +30,14 @@ function errno(error: unknown): string | undefined {
 
 /** The holder's text at `path`, '' when it cannot be read yet; 'missing' when nothing is there. */
 export function readEntry(path: string): string | 'missing' {
-  if (!checkPrivateEntry(path, { role: 'a lock of the ledger' })) return 'missing';
-  const info = lstatSync(path);
-  // A plain file is a lock as yonder made them before (read, and broken, the same way).
-  const file = info.isDirectory() ? join(path, HOLDER) : path;
   try {
+    if (!checkPrivateEntry(path, { role: 'a lock of the ledger' })) return 'missing';
+    // A plain file is a lock as yonder made them before (read, and broken, the same way).
+    const file = lstatSync(path).isDirectory() ? join(path, HOLDER) : path;
     return readPrivateFile(file, 64 * 1024) ?? '';
   } catch (error) {
-    if (errno(error) === 'ENOENT') return 'missing';
+    // Released or broken while we looked: there is none now.
+    if (errno(error) === 'ENOENT' || errno(error) === 'ENOTDIR') return 'missing';
     throw error;
   }
 }
