@@ -1,11 +1,10 @@
-import { execFileSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { type JobManager, YonderError } from '@yonder/core';
+import { type JobManager, type JobRecord, YonderError } from '@yonder/core';
 import { backendConformance } from '@yonder/core/conformance';
+import { until } from '@yonder/test-helpers';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createSlurmBackend } from './slurm-backend.js';
-import { requireCluster, slurmManager, workdir } from './test-support/cluster.js';
+import { requireCluster, slurmManager, untilPurged, workdir } from './test-support/cluster.js';
 
 beforeAll(() => requireCluster());
 
@@ -41,8 +40,17 @@ describe('slurm backend against the test cluster', () => {
       { argv: ['true'], schedulerOptions: ['--hold'] },
       { profile: 'hpc' },
     );
-    await sleep(1500);
-    const [held] = await manager.status([job.id]);
+    // Slurm gives the hold its reason a moment after the submit: poll until it does.
+    let held: JobRecord | undefined;
+    await until(
+      async () => {
+        [held] = await manager.status([job.id]);
+        return held?.reason === 'JobHeldUser';
+      },
+      30_000,
+      'Slurm to report the hold',
+      250,
+    );
     expect(held).toMatchObject({ state: 'pending', nativeState: 'PENDING', reason: 'JobHeldUser' });
     const { chunk } = await manager.logs(job.id);
     expect(chunk).toMatchObject({
@@ -83,12 +91,18 @@ describe('slurm backend against the test cluster', () => {
     await expect(
       manager.submit({ argv: ['true'], resources: { partition: 'nosuch' } }, { profile: 'hpc' }),
     ).rejects.toMatchObject({
-      code: 'E_SUBMIT_FAILED',
+      code: 'E_SUBMIT_REFUSED',
       message: expect.stringMatching(/invalid partition/i),
     });
     const { jobs } = await manager.store.listJobs({});
     expect(jobs).toHaveLength(1);
-    expect(jobs[0]).toMatchObject({ state: 'failed', reason: 'submit-failed', externalId: null });
+    // The submitter's error, not the system's.
+    expect(jobs[0]).toMatchObject({
+      state: 'failed',
+      reason: 'submit-refused',
+      failureKind: 'submission',
+      externalId: null,
+    });
     expect(existsSync(`${dir}/${jobs[0]?.id}`)).toBe(false);
   }, 60_000);
 
@@ -138,8 +152,9 @@ describe('slurm backend against the test cluster', () => {
       'pending',
     ]);
     expect(jobs[1]).toMatchObject({
-      reason: 'submit-failed',
-      error: { code: 'E_SUBMIT_FAILED', message: expect.stringMatching(/invalid partition/i) },
+      reason: 'submit-refused',
+      failureKind: 'submission',
+      error: { code: 'E_SUBMIT_REFUSED', message: expect.stringMatching(/invalid partition/i) },
     });
     const ids = jobs.filter((job) => job.state === 'pending').map((job) => job.id);
     const { jobs: done } = await manager.wait(ids, { timeoutMs: 90_000 });
@@ -274,16 +289,8 @@ describe('slurm backend against the test cluster', () => {
   }, 250_000);
 
   it('resolves a job purged from squeue (MinJobAge) through sacct', async () => {
-    const deadline = Date.now() + 120_000;
     const externalId = (await slow.manager.store.getJob(purgedJob))?.externalId as string;
-    for (;;) {
-      const listed = execFileSync('squeue', ['--noheader', '--states=all', '--format=%A'], {
-        encoding: 'utf8',
-      });
-      if (!listed.split('\n').includes(externalId)) break;
-      if (Date.now() > deadline) throw new Error(`job ${externalId} was not purged from squeue`);
-      await sleep(2000);
-    }
+    await untilPurged(externalId, 120_000);
     await slow.manager.refresh({ ids: [purgedJob], force: true });
     const job = await slow.manager.store.getJob(purgedJob);
     expect(job).toMatchObject({ state: 'failed', exitCode: 5 });

@@ -10,25 +10,40 @@ export {
   lookupName,
   parseKnownHosts,
 } from './known-hosts.js';
-export { createSshBackend, SSH_BACKEND_ID, SshOptionsSchema } from './ssh-backend.js';
+export {
+  createSshBackend,
+  SSH_BACKEND_ID,
+  type SshBackendOptions,
+  SshOptionsSchema,
+} from './ssh-backend.js';
 export {
   type ResolvedHost,
   type ResolveOptions,
   resolveHost,
   splitDestination,
 } from './ssh-config.js';
-export { createSshTransport, SshTransport, type SshTransportOptions } from './ssh-transport.js';
+export {
+  createSshTransport,
+  SshTransport,
+  type SshTransportOptions,
+  sshTransportFactory,
+} from './ssh-transport.js';
+export {
+  type SshSettings,
+  SshTransportOptionsSchema,
+  sshSettings,
+} from './ssh-transport-options.js';
 
 import type { PluginV1 } from '@yonder/core';
 import { createSshBackend as sshBackend } from './ssh-backend.js';
-import { createSshTransport as sshTransport } from './ssh-transport.js';
+import { sshTransportFactory as sshTransport } from './ssh-transport.js';
 
 /** The plugin entry the CLI loads by package name: the ssh backend and the ssh transport. */
 export function createYonderPlugin(): PluginV1 {
   return {
     specificationVersion: 'v1',
     backends: [sshBackend()],
-    transports: { ssh: (profile) => sshTransport({ profile }) },
+    transports: { ssh: sshTransport },
   };
 }
 

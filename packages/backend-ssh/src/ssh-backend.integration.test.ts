@@ -6,6 +6,7 @@ import { createSlurmBackend } from '@yonder/backend-slurm';
 import { createRegistry, JobManager } from '@yonder/core';
 import { backendConformance } from '@yonder/core/conformance';
 import { createFsStore } from '@yonder/store-fs';
+import { until, untilJobGone } from '@yonder/test-helpers';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createSshBackend } from './ssh-backend.js';
 import { createSshTransport } from './ssh-transport.js';
@@ -74,14 +75,16 @@ process.exit(0);`,
       { argv: ['sh', '-c', 'trap "" TERM; echo ready; while :; do sleep 1; done'] },
       { profile: 'box' },
     );
-    for (
-      let i = 0;
-      i < 50 && !(await manager.logs(stubborn.id)).chunk.text.includes('ready');
-      i += 1
-    )
-      await new Promise((r) => setTimeout(r, 100));
+    await until(
+      async () => (await manager.logs(stubborn.id)).chunk.text.includes('ready'),
+      10_000,
+      'the job to trap TERM',
+      100,
+    );
     const [cancelled] = await manager.cancel([stubborn.id], { waitMs: 20_000 });
     expect(cancelled?.state).toBe('cancelled');
+    // The host is this machine: the job's processes there are gone, not only its record.
+    await untilJobGone(Number(stubborn.data.pid));
     const killed = await manager.submit({ argv: ['sh', '-c', 'kill -9 $$'] }, { profile: 'box' });
     const { jobs } = await manager.wait([killed.id], { timeoutMs: 20_000 });
     expect(jobs[0]).toMatchObject({ state: 'failed', exitCode: 137, signal: 'SIGKILL' });

@@ -7,6 +7,7 @@ import {
   type RunOptionsV1,
   type RunResultV1,
   shJoin,
+  type TransportFactoryV1,
   type TransportV1,
   YonderError,
 } from '@yonder/core';
@@ -24,6 +25,11 @@ import {
   loadKnownHosts,
 } from './known-hosts.js';
 import { type ResolvedHost, resolveHost, splitDestination } from './ssh-config.js';
+import {
+  type SshSettings,
+  SshTransportOptionsSchema,
+  sshSettings,
+} from './ssh-transport-options.js';
 
 const DEFAULT_TIMEOUT_MS = 60_000;
 const DEFAULT_MAX_OUTPUT = 8 * 1024 * 1024;
@@ -85,6 +91,7 @@ export class SshTransport implements TransportV1 {
   readonly id = 'ssh';
   readonly target: string;
   private readonly profile: Profile;
+  private readonly settings: SshSettings;
   private readonly env: NodeJS.ProcessEnv;
   private connection: Connection | null = null;
   private connecting: Promise<Connection> | null = null;
@@ -97,6 +104,7 @@ export class SshTransport implements TransportV1 {
 
   constructor(options: SshTransportOptions) {
     this.profile = options.profile;
+    this.settings = sshSettings(options.profile);
     this.env = options.env ?? process.env;
     if (!options.profile.host)
       throw new YonderError(
@@ -104,11 +112,11 @@ export class SshTransport implements TransportV1 {
         `Profile "${options.profile.name}" has no host to reach over SSH.`,
       );
     this.target = `ssh:${options.profile.host}`;
-    this.limit = options.profile.ssh?.maxChannels ?? DEFAULT_MAX_CHANNELS;
+    this.limit = this.settings.maxChannels ?? DEFAULT_MAX_CHANNELS;
   }
 
   private configFiles(): string[] | undefined {
-    const config = this.profile.ssh?.config;
+    const config = this.settings.config;
     return config
       ? [config.replace(/^~(?=\/)/, this.env.HOME ?? '~'), '/etc/ssh/ssh_config']
       : undefined;
@@ -226,7 +234,7 @@ export class SshTransport implements TransportV1 {
           refusal = `The host key of ${describeHost(host)} has CHANGED (now ${print}; recorded in ${where}). This can be an attack; if the change is expected, remove the old entry and check the new key.`;
           return false;
         }
-        if (this.profile.ssh?.acceptNewHostKeys && host.userKnownHostsFiles[0]) {
+        if (this.settings.acceptNewHostKeys && host.userKnownHostsFiles[0]) {
           appendKnownHost(
             host.userKnownHostsFiles[0],
             host.hostname,
@@ -239,7 +247,7 @@ export class SshTransport implements TransportV1 {
           pinned = key;
           return true;
         }
-        refusal = `The host key of ${describeHost(host)} is unknown (${print}). Check the fingerprint with the host's administrator, then trust it with: ssh-keyscan -p ${host.port} ${host.hostname} >> ${host.userKnownHostsFiles[0] ?? '~/.ssh/known_hosts'} (or let the profile accept new keys: ssh.acceptNewHostKeys).`;
+        refusal = `The host key of ${describeHost(host)} is unknown (${print}). Check the fingerprint with the host's administrator, then trust it with: ssh-keyscan -p ${host.port} ${host.hostname} >> ${host.userKnownHostsFiles[0] ?? '~/.ssh/known_hosts'} (or let the profile accept new keys: transportOptions.acceptNewHostKeys).`;
         return false;
       },
     };
@@ -584,3 +592,9 @@ export class SshTransport implements TransportV1 {
 export function createSshTransport(options: SshTransportOptions): SshTransport {
   return new SshTransport(options);
 }
+
+/** The ssh transport as the registry makes it for a profile, with the schema of its options. */
+export const sshTransportFactory: TransportFactoryV1 = Object.assign(
+  (profile: Profile) => createSshTransport({ profile }),
+  { optionsSchema: SshTransportOptionsSchema },
+);

@@ -2,7 +2,7 @@ import { beforeAll, expect, it } from 'vitest';
 import { createSshTransport } from './ssh-transport.js';
 import { hosts, hostsEnv, sshManager, sshProfile } from './test-support/hosts.js';
 
-// Kills every SSH connection to the test hosts: run alone (vitest.disruptive.config.ts).
+// Kills every SSH connection to the test hosts: run alone (vitest project `disruptive`).
 beforeAll(() => {
   hostsEnv();
 });

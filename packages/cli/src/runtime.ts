@@ -1,3 +1,4 @@
+/** The CLI's wiring: the file ledger, the built-in local pieces, and backends and transports loaded on demand from their packages or the config's plugins. */
 import { dirname } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import {
@@ -7,8 +8,10 @@ import {
   createRegistry,
   JobManager,
   NoSuchPluginError,
+  type PluginKind,
   type Registry,
   registerPlugin,
+  type TransportFactoryV1,
   toYonderError,
 } from '@yonder/core';
 import { createFsStore, resolveStateDirectory } from '@yonder/store-fs';
@@ -36,7 +39,9 @@ export interface Runtime {
   registry: Registry;
   stateDirectory: string;
   /** The backend a profile names, loading its package (or the config's plugins) when needed. */
-  ensureBackend(id: string, needsSsh?: boolean): Promise<BackendV1>;
+  ensureBackend(id: string): Promise<BackendV1>;
+  /** The transport a profile uses, found the same way as its backend. */
+  ensureTransport(id: string): Promise<TransportFactoryV1>;
   /** Load every installed bundled package and every plugin of the config. */
   loadAll(): Promise<PluginStatus[]>;
 }
@@ -44,8 +49,8 @@ export interface Runtime {
 const CLI_DIRECTORY = dirname(fileURLToPath(import.meta.url));
 
 /**
- * Wire the defaults: the file ledger, the local backend and transport; other backends load on
- * demand from their packages, and third-party plugins from the user's config file (resolved
+ * Wire the defaults: the file ledger, the local backend and transport; other backends and
+ * transports load on demand from their packages, and third-party plugins from the user's config file (resolved
  * from the config's directory, then from the global install). A plugin that fails to load
  * is reported where it matters and breaks nothing else.
  */
@@ -112,8 +117,8 @@ export function createRuntime(env: NodeJS.ProcessEnv): Runtime {
   const loadBundled = (name: string): Promise<PluginStatus> =>
     load(name, 'bundled', {}, [CLI_DIRECTORY]);
 
-  const has = (kind: 'backends' | 'transports', id: string): boolean =>
-    registry.list()[kind].some((entry) => entry.id === id);
+  const has = (list: 'backends' | 'transports', id: string): boolean =>
+    registry.list()[list].some((entry) => entry.id === id);
 
   const failures = (): string =>
     [...statuses.values()]
@@ -123,33 +128,42 @@ export function createRuntime(env: NodeJS.ProcessEnv): Runtime {
       .map((status) => ` Plugin ${status.package} failed to load: ${status.error}`)
       .join('');
 
-  const ensureBackend = async (id: string, needsSsh = false): Promise<BackendV1> => {
-    if (needsSsh && !has('transports', 'ssh')) {
-      await loadBundled('@yonder/backend-ssh');
-      if (!has('transports', 'ssh')) await loadConfig();
-    }
-    if (!has('backends', id)) {
-      const bundled = BUNDLED_PLUGINS.find((entry) => entry.backends.includes(id));
-      if (bundled) await loadBundled(bundled.package);
-      if (!has('backends', id)) await loadConfig();
-      if (!has('backends', id)) {
-        // Not found anywhere: load everything, so the error lists all that is available.
-        for (const entry of BUNDLED_PLUGINS) await loadBundled(entry.package);
-        const available = registry.list().backends.map((backend) => backend.id);
-        const hint = bundled
-          ? `Install it with: npm install ${bundled.package}.`
-          : 'Name the package that provides it in your yonder config (plugins).';
-        throw new NoSuchPluginError('backend', id, available, `${hint}${failures()}`);
-      }
-    }
+  /**
+   * Make a backend or transport available: from the bundled package known to provide it, then
+   * from the config's plugins. Not found anywhere: every bundled package is loaded, so the
+   * error lists all that is available and names the package to install.
+   */
+  const ensure = async (kind: Extract<PluginKind, 'backend' | 'transport'>, id: string) => {
+    const list = kind === 'backend' ? 'backends' : 'transports';
+    if (has(list, id)) return;
+    const bundled = BUNDLED_PLUGINS.find((entry) => entry[list].includes(id));
+    if (bundled) await loadBundled(bundled.package);
+    if (!has(list, id)) await loadConfig();
+    if (has(list, id)) return;
+    for (const entry of BUNDLED_PLUGINS) await loadBundled(entry.package);
+    const available = registry.list()[list].map((entry) => entry.id);
+    const hint = bundled
+      ? `Install it with: npm install ${bundled.package}.`
+      : 'Name the package that provides it in your yonder config (plugins).';
+    throw new NoSuchPluginError(kind, id, available, `${hint}${failures()}`);
+  };
+
+  const ensureBackend = async (id: string): Promise<BackendV1> => {
+    await ensure('backend', id);
     return registry.backend(id);
+  };
+
+  const ensureTransport = async (id: string): Promise<TransportFactoryV1> => {
+    await ensure('transport', id);
+    return registry.transport(id);
   };
 
   const manager = new JobManager({
     store: createFsStore({ location: stateDirectory }),
     registry,
     stateDirectory,
-    resolveBackend: (id, profile) => ensureBackend(id, Boolean(profile.host)),
+    resolveBackend: (id) => ensureBackend(id),
+    resolveTransport: (id) => ensureTransport(id),
   });
 
   return {
@@ -157,6 +171,7 @@ export function createRuntime(env: NodeJS.ProcessEnv): Runtime {
     registry,
     stateDirectory,
     ensureBackend,
+    ensureTransport,
     async loadAll() {
       for (const entry of BUNDLED_PLUGINS) await loadBundled(entry.package);
       await loadConfig();

@@ -1,11 +1,15 @@
+export { exitObservation } from './backend/exit-observation.js';
 export {
   createLocalBackend,
-  exitObservation,
   LOCAL_BACKEND_ID,
+  type LocalBackendOptions,
   localWorkdir,
 } from './backend/local/local-backend.js';
 export { readLogFile, tailLines } from './backend/local/read-log-file.js';
-export { JOB_WRAPPER_SCRIPT } from './backend/local/wrapper-script.js';
+export {
+  createWorkstationBackend,
+  type WorkstationBackendOptions,
+} from './backend/workstation/workstation-backend.js';
 export * from './errors/index.js';
 export {
   createJobDirectory,
@@ -15,6 +19,7 @@ export {
 } from './fs/exclusive-files.js';
 export type { JsonObject, JsonValue } from './json/json-value.js';
 export { type ParsedJson, parseJson } from './json/parse-json.js';
+export { chooseTransport } from './manager/choose-transport.js';
 export {
   BUILTIN_LOCAL_PROFILE,
   JobManager,
@@ -23,6 +28,14 @@ export {
   type RefreshOptions,
   type WaitOptions,
 } from './manager/job-manager.js';
+export { normaliseProfile } from './manager/normalise-profile.js';
+export {
+  type JobEvent,
+  type JobWatch,
+  type WatchedManager,
+  type WatchJobsOptions,
+  watchJobs,
+} from './manager/watch-jobs.js';
 export { mapPath, mapSettingsPaths } from './paths/map-paths.js';
 export {
   currentProcessIdentity,
@@ -85,6 +98,7 @@ export const VERSION: string = __PACKAGE_VERSION__;
 /** TypeBox, re-exported so plugins build option schemas with the same copy core checks them with. */
 export { type Static, type TSchema, Type } from '@sinclair/typebox';
 export { cachedProbe } from './probe/probe-cache.js';
+export { JOB_WRAPPER_SCRIPT } from './remote/job-wrapper-script.js';
 export {
   EXIT_CODES_SCRIPT,
   jobPayload,

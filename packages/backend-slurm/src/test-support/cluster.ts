@@ -1,5 +1,5 @@
-/** Helpers for the tests against the shared one-node Slurm: is it up, stop and start it, a manager wired to it. */
-import { execFileSync, spawnSync } from 'node:child_process';
+/** Helpers for the tests against the shared one-node Slurm: is it up, stop and start it, a manager wired to it, waiting for a purge. */
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,26 +11,15 @@ import {
   type TransportV1,
 } from '@yonder/core';
 import { createFsStore } from '@yonder/store-fs';
+import { requireSlurm, SLURM_SCRIPT, serviceCommand, until } from '@yonder/test-helpers';
 import { createSlurmBackend, type SlurmBackendSettings } from '../slurm-backend.js';
 
-export const CLUSTER_SCRIPT = new URL('../../../../scripts/slurm-cluster.sh', import.meta.url)
-  .pathname;
-
 /** Fail (never skip) when the test cluster is not up, saying how to start it. */
-export function requireCluster(): void {
-  const ping = spawnSync('scontrol', ['ping'], { encoding: 'utf8', timeout: 20_000 });
-  if (ping.status !== 0 || !/UP/.test(ping.stdout)) {
-    throw new Error(
-      `The Slurm test cluster is not running (scontrol ping: ${ping.error?.message ?? ping.stdout.trim()}). Start it as root with: bash scripts/slurm-cluster.sh start`,
-    );
-  }
-}
+export const requireCluster = requireSlurm;
 
+/** `bash scripts/slurm-cluster.sh COMMAND` (stop-ctld, start-ctld, …). */
 export function cluster(command: string): void {
-  execFileSync('bash', [CLUSTER_SCRIPT, command], {
-    stdio: ['ignore', 'ignore', 'inherit'],
-    env: { ...process.env, YONDER_SLURM_QUIET: '1' },
-  });
+  serviceCommand(SLURM_SCRIPT, command);
 }
 
 /** A transport to this machine that counts the commands it runs. */
@@ -76,4 +65,17 @@ export function slurmManager(settings?: SlurmBackendSettings): {
 export function workdir(): string {
   const base = mkdtempSync(join(tmpdir(), "yonder slurm 'work' "));
   return join(base, 'jobs $(not run)');
+}
+
+/** Wait until Slurm has purged a job from squeue (MinJobAge, checked every 2 s). */
+export function untilPurged(externalId: string, timeoutMs: number): Promise<void> {
+  return until(
+    () =>
+      !execFileSync('squeue', ['--noheader', '--states=all', '--format=%A'], { encoding: 'utf8' })
+        .split('\n')
+        .includes(externalId),
+    timeoutMs,
+    `job ${externalId} to be purged from squeue`,
+    2_000,
+  );
 }

@@ -1,40 +1,19 @@
-import { execFileSync } from 'node:child_process';
+/** The sshd test hosts for backend-ssh's tests: their paths, their control, profiles and a manager on them. */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createRegistry, JobManager, type Profile } from '@yonder/core';
 import { createFsStore } from '@yonder/store-fs';
+import { SSH_HOSTS_SCRIPT, serviceCommand, sshHostsEnv } from '@yonder/test-helpers';
 import { createSshBackend } from '../ssh-backend.js';
 import { createSshTransport } from '../ssh-transport.js';
 
-export const HOSTS_SCRIPT = new URL('../../../../scripts/sshd-hosts.sh', import.meta.url).pathname;
-
 /** The test hosts' paths (`scripts/sshd-hosts.sh env`); fails, never skips, when they are down. */
-export function hostsEnv(): Record<string, string> {
-  try {
-    execFileSync('bash', [HOSTS_SCRIPT, 'status'], {
-      stdio: 'ignore',
-      env: { ...process.env, YONDER_SSH_QUIET: '1' },
-    });
-  } catch {
-    throw new Error(
-      'The sshd test hosts are not running. Start them as root with: bash scripts/sshd-hosts.sh start',
-    );
-  }
-  const text = execFileSync('bash', [HOSTS_SCRIPT, 'env'], { encoding: 'utf8' });
-  const env: Record<string, string> = {};
-  for (const line of text.split('\n')) {
-    const match = /^export ([A-Z_][A-Z0-9_]*)='(.*)'$/.exec(line);
-    if (match) env[match[1] as string] = (match[2] as string).replaceAll("'\\''", "'");
-  }
-  return env;
-}
+export const hostsEnv = sshHostsEnv;
 
+/** `bash scripts/sshd-hosts.sh COMMAND ARGS…` (kill-connections, stop-host, …). */
 export function hosts(command: string, ...args: string[]): void {
-  execFileSync('bash', [HOSTS_SCRIPT, command, ...args], {
-    stdio: ['ignore', 'ignore', 'inherit'],
-    env: { ...process.env, YONDER_SSH_QUIET: '1' },
-  });
+  serviceCommand(SSH_HOSTS_SCRIPT, command, ...args);
 }
 
 /** A profile for a Host alias of the test ssh config. */

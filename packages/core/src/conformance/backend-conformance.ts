@@ -66,9 +66,11 @@ export function backendConformance(
     const store = createMemoryStore();
     await store.saveProfile(options.profile);
     const createTransport = options.createTransport ?? (() => createLocalTransport());
+    // The transport under test stands for `local` and for the one the backend declares.
+    const declared = backend.capabilities.transport ?? 'local';
     const registry = createRegistry({
       backends: [backend],
-      transports: { local: createTransport, ssh: createTransport },
+      transports: { local: createTransport, [declared]: createTransport },
     });
     const manager = new JobManager({
       store,

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { YonderError } from '../errors/yonder-error.js';
 import { createRegistry } from '../registry/registry.js';
 import type {
@@ -13,7 +13,7 @@ import type {
 import type { StoreV1 } from '../spec/store/v1/store-v1.js';
 import { createMemoryStore } from '../store/memory-store.js';
 import { createLocalTransport } from '../transport/local-transport.js';
-import { JobManager } from './job-manager.js';
+import { JobManager, type JobManagerOptions } from './job-manager.js';
 
 /** A scripted scheduler: the runtime side of the contract, driven by the test. */
 class ScriptedBackend implements BackendV1 {
@@ -82,7 +82,7 @@ class ScriptedBackend implements BackendV1 {
 let backend: ScriptedBackend;
 let store: StoreV1;
 let now: Date;
-const makeManager = () =>
+const makeManager = (extra: Partial<JobManagerOptions> = {}) =>
   new JobManager({
     store,
     registry: createRegistry({
@@ -92,12 +92,21 @@ const makeManager = () =>
     stateDirectory: '/tmp',
     now: () => now,
     minPollIntervalMs: 0,
+    ...extra,
   });
+
+/** Pauses that take no time: each is recorded and moves the injected clock on by its length. */
+let pauses: number[];
+const instantSleep = async (ms: number) => {
+  pauses.push(ms);
+  now = new Date(now.getTime() + ms);
+};
 
 beforeEach(async () => {
   backend = new ScriptedBackend();
   store = createMemoryStore();
   now = new Date('2026-01-01T00:00:00Z');
+  pauses = [];
   await store.saveProfile({ name: 'q', backend: 'scripted' });
   await store.saveProfile({ name: 'other', backend: 'scripted', host: 'elsewhere' });
 });
@@ -291,5 +300,145 @@ describe('JobManager', () => {
     });
     await expect(manager.profile('missing')).rejects.toMatchObject({ code: 'E_NO_SUCH_PROFILE' });
     expect((await manager.profile('local')).backend).toBe('local');
+  });
+});
+
+describe('JobManager waits on its injected clock', () => {
+  it('wait polls with growing pauses up to the profile poll interval and times out on that clock', async () => {
+    await store.saveProfile({ name: 'q', backend: 'scripted', pollSeconds: 3 });
+    const manager = makeManager({ sleep: instantSleep });
+    const job = await manager.submit({ argv: ['a'] }, { profile: 'q' });
+    const started = now.getTime();
+    const { jobs, timedOut } = await manager.wait([job.id], { timeoutMs: 10_000 });
+    expect(timedOut).toBe(true);
+    expect(jobs[0]?.state).toBe('pending');
+    expect(now.getTime() - started).toBe(10_000);
+    expect(pauses.slice(0, 4)).toEqual([200, 300, 450, 675]);
+    expect(Math.max(...pauses)).toBe(3000);
+    expect(backend.polls).toHaveLength(pauses.length + 1);
+  });
+
+  it('wait ends as soon as the job does, reporting each change', async () => {
+    const manager = makeManager({ sleep: instantSleep, backoff: { initialMs: 1000, factor: 1 } });
+    const job = await manager.submit({ argv: ['a'] }, { profile: 'q' });
+    const ends = now.getTime() + 2500;
+    backend.observe = () =>
+      now.getTime() >= ends
+        ? { kind: 'found', state: 'succeeded', nativeState: 'DONE', exitCode: 0, source: 'queue' }
+        : { kind: 'found', state: 'running', nativeState: 'RUNNING', source: 'queue' };
+    const changes: string[] = [];
+    const { timedOut } = await manager.wait([job.id], {
+      onChange: (changed) => changes.push(changed.state),
+    });
+    expect(timedOut).toBe(false);
+    expect(changes).toEqual(['running', 'succeeded']);
+    expect(pauses).toEqual([1000, 1000, 1000]);
+  });
+
+  it('cancel waits for the jobs with its own, quicker backoff, bounded by waitMs', async () => {
+    const manager = makeManager({ sleep: instantSleep });
+    const job = await manager.submit({ argv: ['a'] }, { profile: 'q' });
+    const [after] = await manager.cancel([job.id], { waitMs: 3000 });
+    expect(after?.cancel?.reason).toBe('user');
+    expect(pauses).toEqual([100, 200, 400, 800, 1000, 500]);
+  });
+
+  it('an aborted wait or follow returns at once, without another poll', async () => {
+    const controller = new AbortController();
+    const manager = makeManager({
+      sleep: (_ms, signal) =>
+        new Promise((resolve) =>
+          signal?.addEventListener('abort', () => resolve(), { once: true }),
+        ),
+    });
+    const job = await manager.submit({ argv: ['a'] }, { profile: 'q' });
+    const waiting = manager.wait([job.id], { signal: controller.signal });
+    await vi.waitFor(() => expect(backend.polls).toHaveLength(1));
+    controller.abort();
+    expect((await waiting).timedOut).toBe(true);
+    // The log has its first line, then nothing more: follow pauses until the abort.
+    let reads = 0;
+    backend.readLog = async () =>
+      reads++ === 0
+        ? { exists: true, text: 'log\n', offset: 4 }
+        : { exists: true, text: '', offset: 4 };
+    const output: string[] = [];
+    const again = new AbortController();
+    const polls = backend.polls.length;
+    const following = manager.follow(job.id, (text) => output.push(text), {
+      signal: again.signal,
+    });
+    await vi.waitFor(() => expect(reads).toBe(2));
+    again.abort();
+    expect((await following).id).toBe(job.id);
+    expect(output).toEqual(['log\n']);
+    expect(backend.polls.length - polls).toBe(1);
+  });
+});
+
+describe('poll sharing never hides a newer state', () => {
+  it('a refresh right after another one polls again, and covers every job of the target', async () => {
+    // No minPollIntervalMs override: the rule holds with the defaults.
+    const manager = new JobManager({
+      store,
+      registry: createRegistry({ backends: [backend] }),
+      stateDirectory: '/tmp',
+    });
+    const a = await manager.submit({ argv: ['true'] }, { profile: 'q' });
+    const b = await manager.submit({ argv: ['sleep', '300'] }, { profile: 'q' });
+    backend.observe = (job) =>
+      job.id === a.id
+        ? { kind: 'found', state: 'running', nativeState: 'RUNNING', source: 'queue' }
+        : { kind: 'found', state: 'running', nativeState: 'RUNNING', source: 'queue' };
+    await manager.refresh({ ids: [b.id] });
+    expect(backend.polls.at(-1)?.sort()).toEqual([a.id, b.id].sort());
+    // a ends; the very next status of a must see it, however soon after the last poll.
+    backend.observe = (job) =>
+      job.id === a.id
+        ? {
+            kind: 'found',
+            state: 'succeeded',
+            nativeState: 'COMPLETED',
+            exitCode: 0,
+            source: 'queue',
+          }
+        : { kind: 'found', state: 'running', nativeState: 'RUNNING', source: 'queue' };
+    const polls = backend.polls.length;
+    expect((await manager.status([a.id]))[0]?.state).toBe('succeeded');
+    expect(backend.polls.length).toBe(polls + 1);
+  });
+
+  it('refreshes at the same moment share the one poll that completes after they began', async () => {
+    const manager = makeManager();
+    await manager.submit({ argv: ['true'] }, { profile: 'q' });
+    backend.pollDelayMs = 100;
+    const polls = backend.polls.length;
+    await Promise.all([manager.refresh(), manager.refresh(), manager.refresh()]);
+    expect(backend.polls.length).toBe(polls + 1);
+  });
+});
+
+describe('cancel', () => {
+  it('sends one polite request per job, not one more from the refresh that waits for it', async () => {
+    const manager = makeManager({ sleep: instantSleep });
+    const job = await manager.submit({ argv: ['sleep', '300'] }, { profile: 'q' });
+    let cancelled = false;
+    backend.observe = () =>
+      cancelled
+        ? { kind: 'found', state: 'cancelled', nativeState: 'CANCELLED', source: 'queue' }
+        : { kind: 'found', state: 'running', nativeState: 'RUNNING', source: 'queue' };
+    const cancel = backend.cancel.bind(backend);
+    backend.cancel = async (jobs, context, options) => {
+      const outcome = await cancel(jobs, context, options);
+      // The scheduler takes a few polls to show the job cancelled.
+      setTimeout(() => {
+        cancelled = true;
+      }, 0);
+      return outcome;
+    };
+    await manager.cancel([job.id], { waitMs: 3_000 });
+    expect(backend.cancels.filter((call) => call.ids.includes(job.id) && !call.force)).toHaveLength(
+      1,
+    );
   });
 });

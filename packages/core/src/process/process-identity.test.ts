@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
+import { until } from '@yonder/test-helpers';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   currentProcessIdentity,
@@ -17,16 +18,6 @@ function statLine(pid: number, comm: string, state: string, startTime: string): 
   for (let field = 4; field <= 52; field += 1)
     fields.push(field === 22 ? startTime : String(field * 10));
   return `${fields.join(' ')}\n`;
-}
-
-/** Wait (bounded) for a condition, polling. */
-async function eventually(check: () => boolean, withinMs = 5000): Promise<boolean> {
-  const deadline = Date.now() + withinMs;
-  while (Date.now() < deadline) {
-    if (check()) return true;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  return check();
 }
 
 const children: ChildProcess[] = [];
@@ -134,16 +125,21 @@ describe('readProcessIdentity and isProcessAlive', () => {
     const exited = new Promise((resolve) => child.on('exit', resolve));
     child.kill('SIGKILL');
     await exited;
-    expect(await eventually(() => readProcessStat(pid) === null)).toBe(true);
+    await until(() => readProcessStat(pid) === null, 5_000, 'the reaped process to vanish');
     expect(isProcessAlive(identity!)).toBe(false);
     expect(readProcessIdentity(pid)).toBeNull();
   });
 
   it('says a zombie is not alive', async () => {
-    // The inner sh exits; its parent becomes `sleep` (exec'd), which never reaps it.
-    const { line } = await startWithLine(['sh', '-c', 'sh -c "exit 0" & echo $!; exec sleep 30']);
+    // The inner sh exits once its parent has become `sleep` (exec'd), which never reaps it;
+    // exiting earlier could let the outer sh reap it before the exec.
+    const { line } = await startWithLine([
+      'sh',
+      '-c',
+      'sh -c \'while [ "$(cat /proc/$PPID/comm)" != sleep ]; do :; done\' & echo $!; exec sleep 30',
+    ]);
     const pid = Number(line);
-    expect(await eventually(() => readProcessStat(pid)?.state === 'Z')).toBe(true);
+    await until(() => readProcessStat(pid)?.state === 'Z', 5_000, 'the process to be a zombie');
     const identity = readProcessIdentity(pid);
     expect(identity).not.toBeNull();
     expect(isProcessAlive(identity!)).toBe(false);

@@ -1,3 +1,4 @@
+/** Registering a plugin package: its createYonderPlugin checked for shape and contract version, then everything it provides added to the registry. */
 import { UnsupportedVersionError } from '../errors/unsupported-version-error.js';
 import { YonderError } from '../errors/yonder-error.js';
 import type { PluginV1 } from '../spec/plugin/v1/plugin-v1.js';

@@ -1,3 +1,4 @@
+import { Type } from '@sinclair/typebox';
 import { describe, expect, it } from 'vitest';
 import { NoSuchPluginError } from '../errors/no-such-plugin-error.js';
 import { toYonderError, YonderError } from '../errors/yonder-error.js';
@@ -203,6 +204,23 @@ describe('duplicate ids', () => {
     expect(thrown(() => registry.addStore('x', {} as unknown as StoreFactory)).code).toBe(
       'E_INTERNAL',
     );
+  });
+
+  it('keeps a transport factory’s options schema, and refuses one that is not a schema', () => {
+    const registry = createRegistry();
+    const schema = Type.Object({ tag: Type.String() }, { additionalProperties: false });
+    const withSchema: TransportFactory = Object.assign(() => ({}) as TransportV1, {
+      optionsSchema: schema,
+    });
+    registry.addTransport('tagged', withSchema);
+    expect(registry.transport('tagged').optionsSchema).toBe(schema);
+    const broken = Object.assign(() => ({}) as TransportV1, { optionsSchema: 'strict' });
+    const error = thrown(() =>
+      registry.addTransport('broken', broken as unknown as TransportFactory),
+    );
+    expect(error.code).toBe('E_INTERNAL');
+    expect(error.message).toContain('"broken"');
+    expect(() => registry.transport('broken')).toThrow(/No transport named "broken"/);
   });
 });
 

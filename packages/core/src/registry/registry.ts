@@ -1,18 +1,19 @@
+/** The registry: string ids to the backends, transports and stores yonder can use, each checked as it is added. */
 import { NoSuchPluginError, type PluginKind } from '../errors/no-such-plugin-error.js';
 import { UnsupportedVersionError } from '../errors/unsupported-version-error.js';
 import { YonderError } from '../errors/yonder-error.js';
 import type { BackendV1 } from '../spec/backend/v1/backend-v1.js';
-import type { Profile } from '../spec/profile.js';
-import type { StoreV1 } from '../spec/store/v1/store-v1.js';
-import type { TransportV1 } from '../spec/transport/v1/transport-v1.js';
+import type { StoreFactoryV1 } from '../spec/store/v1/store-factory-v1.js';
+import type { TransportFactoryV1 } from '../spec/transport/v1/transport-factory-v1.js';
+import { createLocalTransport } from '../transport/local-transport.js';
 import { PLUGIN_ID_PATTERN } from '../validation/validate-fields.js';
 
 export const SUPPORTED_SPECIFICATION_VERSIONS = ['v1'] as const;
 
-/** Makes the transport a profile needs (called once per target; the manager caches it). */
-export type TransportFactory = (profile: Profile) => TransportV1;
-/** Opens a store at a location (a state directory for file stores). */
-export type StoreFactory = (options: { location: string }) => StoreV1;
+/** The transport factory contract (`TransportFactoryV1`), under the registry's name for it. */
+export type TransportFactory = TransportFactoryV1;
+/** The store factory contract (`StoreFactoryV1`), under the registry's name for it. */
+export type StoreFactory = StoreFactoryV1;
 
 /** Where a plugin came from, for `yonder plugins` and error messages. */
 export interface PluginOrigin {
@@ -88,7 +89,8 @@ export function assertBackend(value: unknown, what = 'The backend'): asserts val
 
 /**
  * The map from string ids to plugins. An unknown id is an error that lists what is available
- * (and, when known, which package to install).
+ * (and, when known, which package to install). The built-in `local` transport is always
+ * registered, unless the entries give their own.
  */
 export function createRegistry(entries: RegistryEntries = {}): Registry {
   const backends = new Map<string, { backend: BackendV1; origin?: PluginOrigin }>();
@@ -138,6 +140,12 @@ export function createRegistry(entries: RegistryEntries = {}): Registry {
     addTransport(id, factory, origin) {
       if (typeof factory !== 'function')
         throw new YonderError('E_INTERNAL', `Transport "${id}" is not a factory function.`);
+      const schema: unknown = factory.optionsSchema;
+      if (schema !== undefined && (typeof schema !== 'object' || schema === null))
+        throw new YonderError(
+          'E_INTERNAL',
+          `Transport "${id}" has an optionsSchema that is not a schema object.`,
+        );
       if (transports.has(id)) {
         throw new YonderError('E_INTERNAL', `A transport named "${id}" is already registered.`);
       }
@@ -175,6 +183,8 @@ export function createRegistry(entries: RegistryEntries = {}): Registry {
   for (const backend of entries.backends ?? []) registry.addBackend(backend);
   for (const [id, factory] of Object.entries(entries.transports ?? {}))
     registry.addTransport(id, factory);
+  // The built-in local transport is always there (a registry may give its own instead).
+  if (!transports.has('local')) registry.addTransport('local', () => createLocalTransport());
   for (const [id, factory] of Object.entries(entries.stores ?? {})) registry.addStore(id, factory);
   return registry;
 }

@@ -12,7 +12,12 @@ import type { TransportV1 } from '../spec/transport/v1/transport-v1.js';
  * Make the job's private directory and fill it from stdin. Expects `w` (work directory, may
  * be empty), `fallback` (used when `w` is empty, e.g. "$HOME/.yonder/jobs"), `id` and
  * `lengths` ("<env bytes>:<secrets bytes>:<settings bytes>"); stdin is the env file, the secrets
- * file, then the settings; only what is there is written, and nothing is read when all are empty. Sets `d`. Exit 17: the directory exists (never reused); 18/19: it cannot be made.
+ * file, then the settings; only what is there is written, and nothing is read when all are
+ * empty. A payload shorter or longer than `lengths` says (the sender died or the connection
+ * dropped while sending it) fails and leaves no directory: a job never starts without its
+ * variables. Sets `d`. Exit 17: the directory exists (never reused); 18/19: it cannot be made
+ * or filled. Every failure cleans up before it says why: with its sender gone, saying so may
+ * be the script's last act (SIGPIPE).
  */
 export const PREPARE_JOB_DIRECTORY = `umask 077
 [ -n "$w" ] || w=$fallback
@@ -23,15 +28,16 @@ if ! mkdir -- "$d" 2>/dev/null; then
   echo "yonder: cannot create the job directory $d" >&2; exit 19
 fi
 n1=\${lengths%%:*}; rest=\${lengths#*:}; n2=\${rest%%:*}; n3=\${rest#*:}
-if [ "$n1" = 0 ] && [ "$n2" = 0 ]; then
-  if [ "$n3" != 0 ]; then cat > "$d/settings.json" || { rm -rf -- "$d"; exit 18; }; fi
-elif [ "$n1$n2$n3" != 000 ]; then
+if [ "$n1$n2$n3" != 000 ]; then
   p="$d/.payload"
   cat > "$p" || { rm -rf -- "$d"; exit 18; }
-  [ "$n1" = 0 ] || head -c "$n1" "$p" > "$d/env.sh"
-  [ "$n2" = 0 ] || tail -c +"$((n1 + 1))" "$p" | head -c "$n2" > "$d/secrets.sh"
-  [ "$n3" = 0 ] || tail -c +"$((n1 + n2 + 1))" "$p" > "$d/settings.json"
-  rm -f -- "$p"
+  if [ "$(wc -c < "$p" | tr -d ' ')" != "$((n1 + n2 + n3))" ]; then
+    rm -rf -- "$d"; echo "yonder: the job's files arrived incomplete" >&2; exit 18
+  fi
+  { [ "$n1" = 0 ] || head -c "$n1" "$p" > "$d/env.sh"; } &&
+    { [ "$n2" = 0 ] || tail -c +"$((n1 + 1))" "$p" | head -c "$n2" > "$d/secrets.sh"; } &&
+    { [ "$n3" = 0 ] || tail -c +"$((n1 + n2 + 1))" "$p" > "$d/settings.json"; } &&
+    rm -f -- "$p" || { rm -rf -- "$d"; exit 18; }
 fi
 `;
 
@@ -70,13 +76,25 @@ export function jobPayload(
 }
 
 /**
- * Read a log: $1 path, $2 "tail" or "offset", $3 lines or byte offset, $4 max bytes.
- * Prints `MISSING`, or `SIZE <bytes>` and then the text.
+ * Read a log: $1 path, $2 "tail" or "offset", $3 lines or byte offset, $4 max bytes. Prints
+ * `MISSING`, or `LOG <size> <next offset>` and then exactly the bytes that end at that offset:
+ * the last lines of the last max bytes (tail), or at most max bytes from the offset. The size
+ * is read first, so bytes the job appends meanwhile are left for the next read.
  */
-export const READ_LOG_SCRIPT = `f=$1
+export const READ_LOG_SCRIPT = `f=$1; max=$4
 if [ ! -f "$f" ]; then echo MISSING; exit 0; fi
-printf 'SIZE %s\\n' "$(wc -c < "$f" | tr -d ' ')"
-if [ "$2" = tail ]; then tail -n "$3" -- "$f" | tail -c "$4"; else tail -c +"$(($3 + 1))" -- "$f" | head -c "$4"; fi
+size=$(wc -c < "$f" | tr -d ' ')
+if [ "$2" = tail ]; then
+  start=$(( size > max ? size - max : 0 ))
+  printf 'LOG %s %s\\n' "$size" "$size"
+  tail -c +"$((start + 1))" -- "$f" | head -c "$((size - start))" | tail -n "$3"
+else
+  start=$3
+  [ "$start" -le "$size" ] || start=$size
+  count=$(( size - start > max ? max : size - start ))
+  printf 'LOG %s %s\\n' "$size" "$((start + count))"
+  tail -c +"$((start + 1))" -- "$f" | head -c "$count"
+fi
 `;
 
 /**
@@ -129,11 +147,13 @@ export async function readRemoteLog(
   if (result.stdout.startsWith('MISSING'))
     return { exists: false, text: '', offset: 0, message: missingMessage };
   const newline = result.stdout.indexOf('\n');
-  const size = Number(/^SIZE (\d+)/.exec(result.stdout)?.[1] ?? 0);
-  const text = result.stdout.slice(newline + 1);
-  return {
-    exists: true,
-    text,
-    offset: mode === 'offset' ? (options.offset as number) + Buffer.byteLength(text) : size,
-  };
+  const header = /^LOG (\d+) (\d+)$/.exec(result.stdout.slice(0, Math.max(newline, 0)));
+  if (!header) {
+    throw new YonderError(
+      'E_LOG_UNAVAILABLE',
+      `Could not read ${log}: unexpected answer ${JSON.stringify(result.stdout.slice(0, 200))}`,
+    );
+  }
+  // The offset is the script's count of bytes, never the length of the decoded text.
+  return { exists: true, text: result.stdout.slice(newline + 1), offset: Number(header[2]) };
 }

@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { hostileString } from '@yonder/test-helpers';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { YonderError } from '../errors/yonder-error.js';
@@ -37,67 +38,10 @@ function thrown(fn: () => unknown): YonderError {
   throw new Error('expected a YonderError, but nothing was thrown');
 }
 
-/** Pieces that mean something to sh, combined with arbitrary text by the property tests. */
-function hostileFragments(): string[] {
-  return [
-    "'",
-    '"',
-    '\\',
-    '$',
-    '`',
-    ';',
-    '&',
-    '|',
-    '*',
-    '?',
-    '[a]',
-    '~',
-    '~root',
-    '-',
-    '--',
-    '-n',
-    '#',
-    '!',
-    '{a,b}',
-    '(',
-    ')',
-    '<',
-    '>',
-    ' ',
-    '\t',
-    '\n',
-    '\r',
-    '=',
-    '%s',
-    '\\n',
-    "'\\''",
-    '$HOME',
-    '${PATH}',
-    `$(touch ${canary})`,
-    `\`touch ${canary}\``,
-    `; touch ${canary}`,
-    `' ; touch ${canary} ; '`,
-    `" ; touch ${canary} ; "`,
-    `$(touch ${canary})'`,
-    'é',
-    '日本',
-    '🎉',
-    '\u00a0',
-    '\u200b',
-  ];
+/** Hostile strings whose canary commands would create `canary` (set in beforeAll, so lazily). */
+function hostile(): fc.Arbitrary<string> {
+  return hostileString(canary, { maxParts: 8 });
 }
-
-const hostileString = fc
-  .array(
-    fc.oneof(
-      fc.constantFrom(...hostileFragments()),
-      fc.string({ unit: 'binary', maxLength: 8 }),
-      fc.string({ unit: 'binary-ascii', maxLength: 8 }),
-    ),
-    { maxLength: 8 },
-  )
-  .map((parts) => parts.join(''))
-  .filter((value) => !value.includes('\0'));
 
 describe('shQuote', () => {
   it('leaves safe words bare and quotes everything else', () => {
@@ -125,7 +69,7 @@ describe('shQuote', () => {
 
   it('sh reads every quoted value back exactly, and never runs anything in it', () => {
     fc.assert(
-      fc.property(hostileString, (value) => {
+      fc.property(hostile(), (value) => {
         const { stdout, status } = sh(`printf '%s' ${shQuote(value)}`);
         expect(status).toBe(0);
         expect(stdout).toBe(value);
@@ -155,7 +99,7 @@ describe('shQuote', () => {
 describe('shJoin', () => {
   it('gives one sh command line whose words are exactly the argv', () => {
     fc.assert(
-      fc.property(fc.array(hostileString, { maxLength: 5 }), (words) => {
+      fc.property(fc.array(hostile(), { maxLength: 5 }), (words) => {
         const { stdout } = sh(`printf '[%s]' ${shJoin(words)}`);
         expect(stdout).toBe(words.length === 0 ? '[]' : words.map((word) => `[${word}]`).join(''));
       }),
@@ -223,7 +167,7 @@ describe('renderEnvFile', () => {
 
   it('round-trips arbitrary values through sh', () => {
     fc.assert(
-      fc.property(fc.array(hostileString, { minLength: 1, maxLength: 4 }), (values) => {
+      fc.property(fc.array(hostile(), { minLength: 1, maxLength: 4 }), (values) => {
         const variables = Object.fromEntries(values.map((value, index) => [`V${index}`, value]));
         expect(sourceAndPrint(variables)).toEqual(values);
       }),

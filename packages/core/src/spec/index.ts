@@ -26,7 +26,8 @@ export {
   type Transition,
 } from './job.js';
 export type { PluginFactoryV1, PluginV1 } from './plugin/v1/plugin-v1.js';
-export type { Profile, SshSettings } from './profile.js';
+export type { Profile } from './profile.js';
+export type { StoreFactoryV1 } from './store/v1/store-factory-v1.js';
 export type {
   LeaseV1,
   ListJobsOptionsV1,
@@ -34,4 +35,5 @@ export type {
   StoreProblemV1,
   StoreV1,
 } from './store/v1/store-v1.js';
+export type { TransportFactoryV1 } from './transport/v1/transport-factory-v1.js';
 export type { RunOptionsV1, RunResultV1, TransportV1 } from './transport/v1/transport-v1.js';

@@ -1,25 +1,15 @@
 import type { JsonValue } from '../json/json-value.js';
 
-/** SSH settings of a profile; everything else comes from the ssh config (Host aliases, keys, ProxyJump). */
-export interface SshSettings {
-  /** The ssh config file to read instead of ~/.ssh/config (then /etc/ssh/ssh_config). */
-  config?: string;
-  /** Record and trust a host key seen for the first time (never a changed one). Default false. */
-  acceptNewHostKeys?: boolean;
-  /** At most this many channels at once on the connection (sshd's MaxSessions is 10). Default 8. */
-  maxChannels?: number;
-}
-
 /** A named execution target: which backend, where, and how. */
 export interface Profile {
   name: string;
   backend: string;
   /**
-   * The registry id of the transport that reaches the target (`local`, `ssh`, a plugin's);
+   * The registry id of the transport that reaches the target (`local`, or a plugin's);
    * default: with a host, the backend's `capabilities.transport`; else `local`.
    */
   transport?: string;
-  /** Host (or ssh config alias) for backends that reach a remote machine. */
+  /** The host (or an alias the transport knows) for backends that reach a remote machine. */
   host?: string;
   /** Absolute directory on the target under which job directories are made. */
   workdir?: string;
@@ -32,8 +22,14 @@ export interface Profile {
   pollSeconds?: number;
   /** Seconds between the polite cancel signal and the forceful one. */
   cancelGraceSeconds?: number;
-  /** How to reach `host` over SSH (for profiles with a host). */
-  ssh?: SshSettings;
+  /** The transport's options, validated against the chosen transport's `optionsSchema`. */
+  transportOptions?: Record<string, JsonValue>;
+  /**
+   * @deprecated The SSH settings older versions stored. Normalising a profile (which yonder
+   * does wherever it reads one) moves them to `transportOptions`; no backend or transport sees
+   * this field.
+   */
+  ssh?: Readonly<Record<string, JsonValue>>;
   /** Backend-specific options, validated against the backend's schema. */
   options?: Record<string, JsonValue>;
 }

@@ -1,6 +1,7 @@
 import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { alive, hostileWords, INVALID_UTF8, until } from '@yonder/test-helpers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { YonderError } from '../errors/yonder-error.js';
 import { buildEnvironment, createLocalTransport, runLocal } from './local-transport.js';
@@ -25,51 +26,23 @@ async function rejection(promise: Promise<unknown>): Promise<YonderError> {
   throw new Error('expected a YonderError rejection, but the promise resolved');
 }
 
-/** Whether a pid names a running (not zombie) process. */
-function running(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const state = stat.slice(stat.lastIndexOf(') ') + 2).split(' ')[0];
-    return state !== 'Z' && state !== 'X';
-  } catch {
-    return false;
-  }
+/** Every hostile word (and the empty one) as an argument; a shell would create `dir/PWNED`. */
+function hostile(): string[] {
+  return ['', ...hostileWords(join(dir, 'PWNED'))];
 }
 
-/** Wait (bounded) until `pid` no longer runs; true if it stopped. */
-async function stops(pid: number, withinMs = 3000): Promise<boolean> {
-  const deadline = Date.now() + withinMs;
-  while (Date.now() < deadline) {
-    if (!running(pid)) return true;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  return !running(pid);
+/** Wait (bounded) until `pid` no longer runs. */
+function stopped(pid: number): Promise<void> {
+  return until(() => !alive(pid), 3_000, `process ${pid} to stop`);
 }
-
-const hostile = [
-  'a b',
-  '',
-  "'",
-  '"',
-  '$(touch PWNED)',
-  '`id`',
-  '; echo x',
-  '*',
-  '~',
-  '-n',
-  '--help',
-  '$HOME',
-  'ü日本🎉',
-  '\\',
-  'tab\there',
-];
 
 describe('runLocal', () => {
   it('passes argv to the program literally, never through a shell', async () => {
-    const result = await runLocal(['printf', '%s\\n', ...hostile], { cwd: dir });
+    const words = hostile();
+    const result = await runLocal(['printf', '%s\\n', ...words], { cwd: dir });
     expect(result.exitCode).toBe(0);
     expect(result.signal).toBeNull();
-    expect(result.stdout).toBe(hostile.map((word) => `${word}\n`).join(''));
+    expect(result.stdout).toBe(words.map((word) => `${word}\n`).join(''));
     expect(result.stdoutTruncated).toBe(false);
     expect(existsSync(join(dir, 'PWNED'))).toBe(false);
   });
@@ -109,7 +82,7 @@ describe('runLocal', () => {
     expect(Date.now() - started).toBeLessThan(15_000);
     const pid = Number(readFileSync(pidFile, 'utf8').trim());
     expect(pid).toBeGreaterThan(0);
-    expect(await stops(pid)).toBe(true);
+    await stopped(pid);
   });
 
   it('delivers stdin input, as a string or a Buffer', async () => {
@@ -174,6 +147,10 @@ describe('runLocal', () => {
   it('decodes invalid UTF-8 with replacement characters instead of throwing', async () => {
     const result = await runLocal(['printf', '\\377\\376ok\\303']);
     expect(result.stdout).toBe('\uFFFD\uFFFDok\uFFFD');
+    for (const bytes of INVALID_UTF8) {
+      const decoded = await runLocal(['cat'], { input: Buffer.concat([bytes, Buffer.from('ok')]) });
+      expect(decoded.stdout, bytes.toString('hex')).toMatch(/^\uFFFD+ok$/);
+    }
   });
 
   it('honours env, unsetEnv and unsetEnvPrefixes', async () => {
@@ -223,16 +200,22 @@ describe('runLocal', () => {
   it('kills the process group when aborted, rejecting with E_TRANSPORT', async () => {
     const controller = new AbortController();
     const pidFile = join(dir, 'abort.pid');
-    setTimeout(() => controller.abort(), 500);
+    // Abort once the background sleep has started (its pid written), not after a guess.
+    const aborting = until(
+      () => existsSync(pidFile) && /^\d+\n$/.test(readFileSync(pidFile, 'utf8')),
+      10_000,
+      'the background sleep to start',
+    ).then(() => controller.abort());
     const error = await rejection(
       runLocal(['sh', '-c', 'sleep 30 & echo $! > "$1"; sleep 30', 'sh', pidFile], {
         signal: controller.signal,
       }),
     );
+    await aborting;
     expect(error.code).toBe('E_TRANSPORT');
     expect(error.message).toContain('aborted');
     const pid = Number(readFileSync(pidFile, 'utf8').trim());
-    expect(await stops(pid)).toBe(true);
+    await stopped(pid);
   });
 
   // BUG: the abort listener is added to a signal that is already aborted, and such a listener
@@ -268,11 +251,12 @@ describe('createLocalTransport', () => {
   });
 
   it('runScript passes args as $1.. literally, never interpolated into the script', async () => {
-    const result = await transport.runScript('printf "%s\\n" "$#" "$0" "$@"', hostile, {
+    const words = hostile();
+    const result = await transport.runScript('printf "%s\\n" "$#" "$0" "$@"', words, {
       cwd: dir,
     });
     expect(result.stdout).toBe(
-      ['15', 'yonder-script', ...hostile].map((word) => `${word}\n`).join(''),
+      [String(words.length), 'yonder-script', ...words].map((word) => `${word}\n`).join(''),
     );
     expect(existsSync(join(dir, 'PWNED'))).toBe(false);
   });

@@ -1,3 +1,4 @@
+/** The schema of the fields every profile has, the check of a value against a TypeBox schema as dot-path issues, and the validation of those common fields. */
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { Value, ValueErrorType } from '@sinclair/typebox/value';
 import type { ValidationIssue } from '../errors/validation-error.js';
@@ -22,10 +23,13 @@ export const ProfileSchema = Type.Object(
     }),
     transport: Type.Optional(
       Type.String({
-        description: 'The transport id: local, ssh, or a plugin’s; default: the backend’s own.',
+        description:
+          'The transport id: local, or a plugin’s; default: with a host, the backend’s own, else local.',
       }),
     ),
-    host: Type.Optional(Type.String({ description: 'Host or ssh config alias.' })),
+    host: Type.Optional(
+      Type.String({ description: 'Host, or an alias the transport knows (an ssh config Host).' }),
+    ),
     workdir: Type.Optional(
       Type.String({ description: 'Absolute directory on the target for job directories.' }),
     ),
@@ -56,28 +60,17 @@ export const ProfileSchema = Type.Object(
         description: 'Seconds between the polite and the forceful cancel.',
       }),
     ),
+    transportOptions: Type.Optional(
+      Type.Record(Type.String(), Type.Unknown(), {
+        description: 'Transport options, checked against the chosen transport’s schema.',
+      }),
+    ),
     ssh: Type.Optional(
-      Type.Object(
-        {
-          config: Type.Optional(
-            Type.String({ description: 'ssh config file to read instead of ~/.ssh/config.' }),
-          ),
-          acceptNewHostKeys: Type.Optional(
-            Type.Boolean({
-              description:
-                'Record and trust a host key seen for the first time (never a changed one).',
-            }),
-          ),
-          maxChannels: Type.Optional(
-            Type.Integer({
-              minimum: 1,
-              maximum: 64,
-              description: 'Concurrent channels on the connection (default 8).',
-            }),
-          ),
-        },
-        { additionalProperties: false },
-      ),
+      Type.Record(Type.String(), Type.Unknown(), {
+        description:
+          'Deprecated: the ssh settings older versions stored; read as transportOptions (with a host).',
+        deprecated: true,
+      }),
     ),
     options: Type.Optional(
       Type.Record(Type.String(), Type.Unknown(), { description: 'Backend options.' }),
@@ -150,6 +143,9 @@ export function validateProfileFields(profile: unknown): ValidationIssue[] {
       path: 'backend',
       message: 'must be a backend id such as "local", "slurm", "ssh" or "command"',
     });
+  }
+  if (typeof value.transport === 'string' && !PLUGIN_ID_PATTERN.test(value.transport)) {
+    issues.push({ path: 'transport', message: 'must be a transport id such as "local"' });
   }
   if (typeof value.host === 'string') issues.push(...checkHost(value.host, 'host'));
   if (typeof value.workdir === 'string')

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
-import type { JsonValue, Profile, TSchema } from '@yonder/core';
-import { isReservedKey, YonderError } from '@yonder/core';
+import type { BackendV1, JsonValue, Profile, TSchema } from '@yonder/core';
+import { chooseTransport, isReservedKey, normaliseProfile, YonderError } from '@yonder/core';
 import { integerOption, numberOption, parse } from '../../args.js';
 import type { Command, CommandContext } from '../../command.js';
 import { envelope } from '../../output.js';
@@ -10,6 +10,7 @@ import { UsageError } from '../../usage-error.js';
 const HELP = `Usage:
   yonder profile add NAME --backend B [--host H] [--workdir D] [--local-root P --remote-root P]
                  [--pending-timeout S] [--poll-seconds S] [--cancel-grace S] [--set KEY=VALUE]...
+                 [--transport T] [--transport-set KEY=VALUE]...
                  [--ssh-config FILE] [--accept-new-host-keys] [--max-channels N] [--force] [--json]
   yonder profile list [--json]
   yonder profile show NAME [--json]
@@ -22,8 +23,14 @@ keys, ports, users and ProxyJump come from there. Host keys are checked against 
 an unknown key is refused unless --accept-new-host-keys (then it is recorded); a changed key
 always is. --max-channels bounds concurrent SSH channels (sshd's MaxSessions is 10).
 
+--transport names the transport that reaches the target (default: with --host, the backend's
+own, e.g. ssh; else local); --transport-set sets one of its options. --ssh-config,
+--accept-new-host-keys and --max-channels set the ssh transport's options config,
+acceptNewHostKeys and maxChannels.
+
 --set sets a backend option (KEY may be a dotted path); values are read as JSON when the
-backend's schema wants a number, boolean, list or object. --force replaces an existing profile.
+backend's schema wants a number, boolean, list or object; --transport-set likewise for the
+transport's schema. --force replaces an existing profile.
 `;
 
 /** Read a `--set` value as the backend's schema wants it. */
@@ -41,6 +48,28 @@ function optionValue(schema: TSchema | undefined, path: string[], raw: string): 
   } catch {
     return raw;
   }
+}
+
+/** The `KEY=VALUE` items of a `--set`-like flag as an options object, or undefined when none. */
+function readSets(
+  items: readonly string[],
+  flag: string,
+  schema: TSchema | undefined,
+): Record<string, JsonValue> | undefined {
+  if (items.length === 0) return undefined;
+  const options: Record<string, JsonValue> = {};
+  for (const item of items) {
+    const at = item.indexOf('=');
+    if (at <= 0) throw new UsageError(`${flag} takes KEY=VALUE, got "${item}".`);
+    const path = item.slice(0, at).split('.');
+    if (path.some((part) => part === ''))
+      throw new UsageError(`${flag}: "${item.slice(0, at)}" is not a valid key.`);
+    const reserved = path.find(isReservedKey);
+    if (reserved)
+      throw new UsageError(`${flag} ${item.slice(0, at)}: "${reserved}" is a reserved name.`);
+    setPath(options, path, optionValue(schema, path, item.slice(at + 1)));
+  }
+  return options;
 }
 
 function setPath(target: Record<string, JsonValue>, path: string[], value: JsonValue): void {
@@ -65,6 +94,8 @@ async function add(argv: string[], { io, runtime }: CommandContext): Promise<num
       'pending-timeout': { type: 'string' },
       'poll-seconds': { type: 'string' },
       'cancel-grace': { type: 'string' },
+      transport: { type: 'string' },
+      'transport-set': { type: 'string', multiple: true },
       'ssh-config': { type: 'string' },
       'accept-new-host-keys': { type: 'boolean' },
       'max-channels': { type: 'string' },
@@ -83,7 +114,7 @@ async function add(argv: string[], { io, runtime }: CommandContext): Promise<num
   if (values.backend === undefined)
     throw new UsageError('--backend is required (local, ssh, slurm, command, or a plugin’s id).');
   const name = positionals[0] as string;
-  const { manager, ensureBackend } = runtime();
+  const { manager, ensureBackend, ensureTransport } = runtime();
   if (!values.force && (await manager.store.getProfile(name))) {
     throw new YonderError(
       'E_PROFILE_EXISTS',
@@ -102,35 +133,32 @@ async function add(argv: string[], { io, runtime }: CommandContext): Promise<num
   if (poll !== undefined) profile.pollSeconds = poll;
   const grace = numberOption(values['cancel-grace'], 'cancel-grace');
   if (grace !== undefined) profile.cancelGraceSeconds = grace;
-  const ssh: NonNullable<Profile['ssh']> = {};
+  if (values.transport !== undefined) profile.transport = String(values.transport);
+  const sets = (values.set as string[] | undefined) ?? [];
+  const transportSets = (values['transport-set'] as string[] | undefined) ?? [];
+  // The schemas say how to read the values; validation below reports what cannot be found.
+  let backend: BackendV1 | undefined;
+  if (sets.length > 0 || transportSets.length > 0)
+    backend = await ensureBackend(profile.backend).catch(() => undefined);
+  const options = readSets(sets, '--set', backend?.optionsSchema);
+  if (options) profile.options = options;
+  let transportSchema: TSchema | undefined;
+  if (backend && transportSets.length > 0) {
+    const transport = await ensureTransport(chooseTransport(profile, backend)).catch(
+      () => undefined,
+    );
+    transportSchema = transport?.optionsSchema;
+  }
+  const transportOptions = readSets(transportSets, '--transport-set', transportSchema);
+  // The ssh transport's options have flags of their own.
+  const ssh: Record<string, JsonValue> = {};
   if (values['ssh-config'] !== undefined)
     ssh.config = resolve(io.cwd, String(values['ssh-config']));
   if (values['accept-new-host-keys']) ssh.acceptNewHostKeys = true;
   const channels = integerOption(values['max-channels'], 'max-channels', 1);
   if (channels !== undefined) ssh.maxChannels = channels;
-  if (Object.keys(ssh).length > 0) profile.ssh = ssh;
-  const sets = (values.set as string[] | undefined) ?? [];
-  if (sets.length > 0) {
-    let schema: TSchema | undefined;
-    try {
-      schema = (await ensureBackend(profile.backend, Boolean(profile.host))).optionsSchema;
-    } catch {
-      schema = undefined; // validation below reports the unknown backend
-    }
-    const options: Record<string, JsonValue> = {};
-    for (const item of sets) {
-      const at = item.indexOf('=');
-      if (at <= 0) throw new UsageError(`--set takes KEY=VALUE, got "${item}".`);
-      const path = item.slice(0, at).split('.');
-      if (path.some((part) => part === ''))
-        throw new UsageError(`--set: "${item.slice(0, at)}" is not a valid key.`);
-      const reserved = path.find(isReservedKey);
-      if (reserved)
-        throw new UsageError(`--set ${item.slice(0, at)}: "${reserved}" is a reserved name.`);
-      setPath(options, path, optionValue(schema, path, item.slice(at + 1)));
-    }
-    profile.options = options;
-  }
+  if (transportOptions || Object.keys(ssh).length > 0)
+    profile.transportOptions = { ...transportOptions, ...ssh };
   const saved = await manager.saveProfile(profile);
   io.stdout(values.json ? envelope(saved) : `Saved profile "${saved.name}" (${saved.backend}).\n`);
   return 0;
@@ -139,10 +167,9 @@ async function add(argv: string[], { io, runtime }: CommandContext): Promise<num
 function describe(profile: Profile): string {
   const lines = [`Name:      ${profile.name}`, `Backend:   ${profile.backend}`];
   if (profile.host) lines.push(`Host:      ${profile.host}`);
-  if (profile.ssh?.config) lines.push(`SSH config: ${profile.ssh.config}`);
-  if (profile.ssh?.acceptNewHostKeys) lines.push('SSH:       accepts new host keys');
-  if (profile.ssh?.maxChannels)
-    lines.push(`SSH:       at most ${profile.ssh.maxChannels} channels`);
+  if (profile.transport) lines.push(`Transport: ${profile.transport}`);
+  for (const [key, value] of Object.entries(profile.transportOptions ?? {}))
+    lines.push(`Transport option: ${key} = ${JSON.stringify(value)}`);
   if (profile.workdir) lines.push(`Workdir:   ${profile.workdir}`);
   if (profile.localRoot) lines.push(`Roots:     ${profile.localRoot} -> ${profile.remoteRoot}`);
   if (profile.pendingTimeoutSeconds)
@@ -177,7 +204,9 @@ export const run: Command = async (argv, context) => {
   }
   if (sub === 'list') {
     if (positionals.length > 0) throw new UsageError(`Unexpected argument "${positionals[0]}".`);
-    const { profiles, problems } = await runtime().manager.store.listProfiles();
+    const listed = await runtime().manager.store.listProfiles();
+    const { problems } = listed;
+    const profiles = listed.profiles.map(normaliseProfile);
     for (const problem of problems)
       io.stderr(`yonder: warning: ${problem.message} (${problem.location})\n`);
     if (!profiles.some((p) => p.name.toLowerCase() === 'local'))

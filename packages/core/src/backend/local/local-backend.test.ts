@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { until, untilJobGone } from '@yonder/test-helpers';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { JobManager } from '../../manager/job-manager.js';
 import { isProcessAlive, readProcessIdentity } from '../../process/process-identity.js';
@@ -91,8 +91,7 @@ process.stdout.write(JSON.stringify(result.data));`,
       host: string;
     };
     // The submitting process has exited; the job is still there and finishes on its own.
-    const deadline = Date.now() + 10_000;
-    while (!existsSync(join(data.jobDir, 'exit-code')) && Date.now() < deadline) await sleep(100);
+    await until(() => existsSync(join(data.jobDir, 'exit-code')), 10_000, 'the job to finish');
     expect(readFileSync(join(data.jobDir, 'exit-code'), 'utf8')).toBe('0\n');
     expect(readFileSync(join(data.jobDir, 'job.log'), 'utf8')).toBe('survived\n');
   });
@@ -101,6 +100,7 @@ process.stdout.write(JSON.stringify(result.data));`,
     const polite = await manager.submit({ argv: ['sleep', '300'] });
     const [first] = await manager.cancel([polite.id], { waitMs: 10_000 });
     expect(first?.state).toBe('cancelled');
+    await untilJobGone(Number(polite.data.pid));
 
     const store = manager.store;
     const stubborn = await manager.submit({
@@ -110,9 +110,14 @@ process.stdout.write(JSON.stringify(result.data));`,
       ...job,
       profileSnapshot: { ...job.profileSnapshot, cancelGraceSeconds: 1 },
     }));
-    while (!(await manager.logs(stubborn.id)).chunk.text.includes('ready')) await sleep(50);
+    await until(
+      async () => (await manager.logs(stubborn.id)).chunk.text.includes('ready'),
+      10_000,
+      'the job to trap TERM',
+    );
     const [second] = await manager.cancel([stubborn.id], { waitMs: 15_000 });
     expect(second?.state).toBe('cancelled');
+    await untilJobGone(Number(stubborn.data.pid));
     const pid = Number(second?.externalId);
     expect(readProcessIdentity(pid)?.startTime === stubborn.data.startTime).toBe(false);
   });
@@ -156,9 +161,14 @@ process.stdout.write(JSON.stringify(result.data));`,
       argv: ['sh', '-c', 'echo $$ > pid; exec sleep 300'],
       cwd: scratch,
     });
-    while (!existsSync(join(scratch, 'pid'))) await sleep(20);
-    await sleep(50);
-    process.kill(Number(readFileSync(join(scratch, 'pid'), 'utf8')), 'SIGKILL');
+    // The file exists before `echo` fills it: wait for the whole pid.
+    const pidFile = join(scratch, 'pid');
+    await until(
+      () => existsSync(pidFile) && /^\d+\n$/.test(readFileSync(pidFile, 'utf8')),
+      10_000,
+      'the job to write its pid',
+    );
+    process.kill(Number(readFileSync(pidFile, 'utf8')), 'SIGKILL');
     const { jobs } = await manager.wait([job.id], { timeoutMs: 10_000 });
     expect(jobs[0]).toMatchObject({
       state: 'failed',

@@ -1,5 +1,6 @@
-import type { StoreFactory, TransportFactory } from '../../../registry/registry.js';
 import type { BackendV1 } from '../../backend/v1/backend-v1.js';
+import type { StoreFactoryV1 } from '../../store/v1/store-factory-v1.js';
+import type { TransportFactoryV1 } from '../../transport/v1/transport-factory-v1.js';
 
 /**
  * What a plugin package gives yonder. A package is a plugin when it exports
@@ -10,10 +11,10 @@ export interface PluginV1 {
   readonly specificationVersion: 'v1';
   /** Backends, registered under their `id`. */
   readonly backends?: readonly BackendV1[];
-  /** Transports by id, e.g. `{ ssh: (profile) => createSshTransport({ profile }) }`. */
-  readonly transports?: Readonly<Record<string, TransportFactory>>;
+  /** Transports by id, e.g. `{ mine: (profile) => createMyTransport({ profile }) }`. */
+  readonly transports?: Readonly<Record<string, TransportFactoryV1>>;
   /** Stores by id. */
-  readonly stores?: Readonly<Record<string, StoreFactory>>;
+  readonly stores?: Readonly<Record<string, StoreFactoryV1>>;
 }
 
 /** The function a plugin package exports as `createYonderPlugin`. */

@@ -33,7 +33,7 @@ export interface RunResultV1 {
  */
 export interface TransportV1 {
   readonly specificationVersion: 'v1';
-  /** The transport's registry id (`local`, `ssh`). */
+  /** The transport's registry id (`local`, or a plugin's). */
   readonly id: string;
   /** A stable description of the host reached, for grouping and messages. */
   readonly target: string;

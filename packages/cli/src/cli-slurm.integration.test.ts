@@ -1,0 +1,124 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { requireCliBuild, requireSlurm, runCli } from '@yonder/test-helpers';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+let state: string;
+let work: string;
+
+function yonder(args: string[]) {
+  return runCli(args, { state, cwd: work });
+}
+
+beforeAll(() => {
+  requireCliBuild();
+  requireSlurm();
+  state = mkdtempSync(join(tmpdir(), 'yonder-cli-slurm-'));
+  work = mkdtempSync(join(tmpdir(), 'yonder cli slurm '));
+});
+
+afterAll(() => {
+  rmSync(state, { recursive: true, force: true });
+  rmSync(work, { recursive: true, force: true });
+});
+
+describe('yonder with a Slurm profile, as a new user would', () => {
+  it('profile add → check → submit → wait → logs → cancel', async () => {
+    const add = await yonder([
+      'profile',
+      'add',
+      'hpc',
+      '--backend',
+      'slurm',
+      '--workdir',
+      join(work, 'jobs'),
+      '--set',
+      'requeue=false',
+    ]);
+    expect(add.code, add.stderr).toBe(0);
+    const check = await yonder(['profile', 'check', 'hpc']);
+    expect(check.code, check.stdout).toBe(0);
+    expect(check.stdout).toContain('slurmVersion = "22.05');
+    expect(check.stdout).toContain('accounting = true');
+
+    const submit = await yonder([
+      'submit',
+      '--profile',
+      'hpc',
+      '--name',
+      'cli test',
+      '--time',
+      '5',
+      '--memory',
+      '100M',
+      '--',
+      'sh',
+      '-c',
+      'echo "from slurm: $1"; exit 2',
+      'sh',
+      '$(not run)',
+    ]);
+    expect(submit.code, submit.stderr).toBe(0);
+    const id = submit.stdout.trim();
+    const wait = await yonder(['wait', id, '--timeout', '120']);
+    expect(wait.code, wait.stderr).toBe(2);
+    expect((await yonder(['logs', id])).stdout).toBe('from slurm: $(not run)\n');
+    const status = JSON.parse((await yonder(['status', id, '--json'])).stdout);
+    expect(status.result).toMatchObject({
+      backend: 'slurm',
+      state: 'failed',
+      exitCode: 2,
+      nativeState: 'FAILED',
+      failureKind: 'application',
+    });
+
+    // The documented spaced form: the word after --scheduler-option is its value, dashes and all.
+    const spaced = await yonder([
+      'submit',
+      '--profile',
+      'hpc',
+      '--scheduler-option',
+      '--job-name',
+      '--',
+      'true',
+    ]);
+    expect(spaced.code).toBe(1);
+    expect(spaced.stderr).toContain('schedulerOptions: "--job-name');
+    const nice = await yonder([
+      'submit',
+      '--profile',
+      'hpc',
+      '--scheduler-option',
+      '--nice=10',
+      '--',
+      'sh',
+      '-c',
+      'squeue -h -j "$SLURM_JOB_ID" -o %y',
+    ]);
+    expect(nice.code, nice.stderr).toBe(0);
+    const niceId = nice.stdout.trim();
+    expect((await yonder(['wait', niceId, '--timeout', '120'])).code).toBe(0);
+    expect((await yonder(['logs', niceId])).stdout.trim()).toBe('10');
+
+    const long = (await yonder(['submit', '--profile', 'hpc', '--', 'sleep', '300'])).stdout.trim();
+    const cancel = await yonder(['cancel', long]);
+    expect(cancel.code, cancel.stderr).toBe(0);
+    expect(cancel.stdout).toContain(`${long} cancelled`);
+
+    const bad = await yonder([
+      'profile',
+      'add',
+      'bad',
+      '--backend',
+      'slurm',
+      '--set',
+      'export=SOME',
+      '--set',
+      'nosuch=1',
+    ]);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain('options.export');
+    expect(bad.stderr).toContain('options.nosuch');
+  }, 240_000);
+});

@@ -1,0 +1,112 @@
+/** Cancel requests: remembered in the ledger, sent to the backend in one call per target, repeated (forcefully after the grace period) until the job is terminal. */
+import { toYonderError } from '../errors/yonder-error.js';
+import type {
+  BackendContextV1,
+  BackendV1,
+  CancelOutcomeV1,
+} from '../spec/backend/v1/backend-v1.js';
+import type { JobRecord } from '../spec/job.js';
+import { isTerminal } from '../state/job-states.js';
+import { backendJob, type ManagerContext } from './manager-context.js';
+
+/**
+ * Remember a user's request to stop each job that is not terminal yet, and send it at once
+ * to every target that has the job.
+ */
+export async function requestCancel(
+  context: ManagerContext,
+  jobs: readonly JobRecord[],
+): Promise<void> {
+  const requested: JobRecord[] = [];
+  for (const job of jobs) {
+    if (isTerminal(job.state)) continue;
+    requested.push(
+      await context.store.updateJob(job.id, (current) =>
+        isTerminal(current.state) || current.cancel?.reason === 'user'
+          ? undefined
+          : {
+              ...current,
+              cancel: {
+                requestedAt: context.now().toISOString(),
+                reason: 'user',
+                lastSentAt: null,
+              },
+            },
+      ),
+    );
+  }
+  const byTarget = new Map<string, JobRecord[]>();
+  for (const job of requested) {
+    if (job.externalId === null || isTerminal(job.state)) continue;
+    const key = `${job.backend}|${job.target}`;
+    byTarget.set(key, [...(byTarget.get(key) ?? []), job]);
+  }
+  for (const group of byTarget.values()) {
+    const first = group[0] as JobRecord;
+    const backend = await context.resolveBackend(first.backend, first.profileSnapshot);
+    await sendCancel(
+      context,
+      backend,
+      group,
+      await context.backendContext(first.profileSnapshot, backend),
+      false,
+    );
+  }
+}
+
+/** How long after a polite cancel was sent it is not sent again (the forceful one is not held back). */
+export const CANCEL_REPEAT_MS = 5_000;
+
+/** Send the remembered requests again: politely, or forcefully once the profile's grace period is over. */
+export async function repeatCancels(
+  context: ManagerContext,
+  backend: BackendV1,
+  jobs: readonly JobRecord[],
+  backendContext: BackendContextV1,
+): Promise<void> {
+  if (jobs.length === 0) return;
+  const now = context.now().getTime();
+  const force = (job: JobRecord): boolean => {
+    const grace = (job.profileSnapshot.cancelGraceSeconds ?? 10) * 1000;
+    return job.cancel !== null && now - Date.parse(job.cancel.requestedAt) >= grace;
+  };
+  // The polite request is repeated at most once per repeat interval: a cancel followed at once
+  // by the refresh that waits for it sends one signal (one scancel), not two.
+  const sentLately = (job: JobRecord): boolean =>
+    job.cancel?.lastSentAt != null && now - Date.parse(job.cancel.lastSentAt) < CANCEL_REPEAT_MS;
+  await sendCancel(
+    context,
+    backend,
+    jobs.filter((job) => !force(job) && !sentLately(job)),
+    backendContext,
+    false,
+  );
+  await sendCancel(context, backend, jobs.filter(force), backendContext, true);
+}
+
+/** One cancel call for jobs of one target; records when it was sent, or why it failed. */
+export async function sendCancel(
+  context: ManagerContext,
+  backend: BackendV1,
+  jobs: readonly JobRecord[],
+  backendContext: BackendContextV1,
+  force: boolean,
+): Promise<void> {
+  if (jobs.length === 0) return;
+  let outcomes: ReadonlyMap<string, CancelOutcomeV1>;
+  try {
+    outcomes = await backend.cancel(jobs.map(backendJob), backendContext, { force });
+  } catch (error) {
+    const failure = toYonderError(error, 'E_CANCEL_FAILED').toJSON();
+    outcomes = new Map(jobs.map((job) => [job.id, { kind: 'failed', error: failure } as const]));
+  }
+  const at = context.now().toISOString();
+  for (const job of jobs) {
+    const outcome = outcomes.get(job.id);
+    await context.store.updateJob(job.id, (current) => {
+      if (!current.cancel) return undefined;
+      if (outcome?.kind === 'failed' && outcome.error) return { ...current, error: outcome.error };
+      return { ...current, cancel: { ...current.cancel, lastSentAt: at } };
+    });
+  }
+}

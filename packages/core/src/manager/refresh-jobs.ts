@@ -1,0 +1,254 @@
+/** The refresh cycle: per target, under a lease shared with other yonder processes, recover interrupted submits, repeat cancels, poll every job in one call, apply the state rules and enforce pending timeouts. */
+import { toYonderError } from '../errors/yonder-error.js';
+import { isProcessAlive } from '../process/process-identity.js';
+import type {
+  BackendContextV1,
+  BackendV1,
+  ObservationV1,
+  SubmitResultV1,
+} from '../spec/backend/v1/backend-v1.js';
+import type { JobRecord } from '../spec/job.js';
+import type { StoreProblemV1 } from '../spec/store/v1/store-v1.js';
+import { applyObservation, type StatePolicy, transition } from '../state/apply-observation.js';
+import { isTerminal } from '../state/job-states.js';
+import { repeatCancels, sendCancel } from './cancel-jobs.js';
+import { backendJob, type ManagerContext } from './manager-context.js';
+import { applySubmitResult, sha256, submitRequest } from './submit-jobs.js';
+
+export interface RefreshOptions {
+  /** Only these job ids (default: every active job). */
+  ids?: readonly string[];
+  /** Poll even if another process polled the target a moment ago. */
+  force?: boolean;
+}
+
+/** Whether a change leaves a record as it was (ignoring bookkeeping the store sets). */
+function unchanged(before: JobRecord, after: JobRecord): boolean {
+  if (before === after) return true;
+  return (
+    JSON.stringify({ ...before, updatedAt: '', revision: 0 }) ===
+    JSON.stringify({ ...after, updatedAt: '', revision: 0 })
+  );
+}
+
+/**
+ * Bring active jobs up to date: for each target, one batched poll, shared with any other
+ * yonder process refreshing the same target at the same time.
+ */
+export async function refreshJobs(
+  context: ManagerContext,
+  options: RefreshOptions = {},
+): Promise<{ problems: StoreProblemV1[] }> {
+  // A poll shared with another process counts only if it completed after this moment.
+  const begun = Date.now();
+  const { jobs, problems } = await context.store.listJobs({ activeOnly: true });
+  const wanted = options.ids ? new Set(options.ids) : null;
+  // Asked for some jobs, poll every active job of their targets: still one command per
+  // target, and the poll then covers whatever another process sharing it asked about.
+  const targets = wanted
+    ? new Set(jobs.filter((job) => wanted.has(job.id)).map((job) => `${job.backend}|${job.target}`))
+    : null;
+  const groups = new Map<string, { backend: BackendV1; jobs: JobRecord[] }>();
+  for (const job of jobs) {
+    if (targets && !targets.has(`${job.backend}|${job.target}`)) continue;
+    let backend: BackendV1;
+    try {
+      backend = await context.resolveBackend(job.backend, job.profileSnapshot);
+    } catch (error) {
+      await context.store.updateJob(job.id, (current) => ({
+        ...current,
+        error: toYonderError(error).toJSON(),
+      }));
+      continue;
+    }
+    const key = `${backend.id}|${job.target}`;
+    const group = groups.get(key) ?? { backend, jobs: [] };
+    group.jobs.push(job);
+    groups.set(key, group);
+  }
+  await Promise.all(
+    [...groups.entries()].map(([key, group]) =>
+      refreshTarget(context, key, group.backend, group.jobs, options.force ?? false, begun),
+    ),
+  );
+  return { problems };
+}
+
+async function refreshTarget(
+  context: ManagerContext,
+  key: string,
+  backend: BackendV1,
+  jobs: JobRecord[],
+  force: boolean,
+  begun: number,
+): Promise<void> {
+  const leaseKey = `poll-${sha256(key).slice(0, 24)}`;
+  const after = (completedAt: string | null): boolean =>
+    completedAt !== null && Date.parse(completedAt) > begun;
+  let lease = await context.store.tryLease(leaseKey, context.leaseTtlMs);
+  // Another process is polling this target: its poll covers every active job of the target,
+  // so it is ours too if it completes after we began asking. One that completed earlier
+  // may predate a change we are asking about: then we poll ourselves.
+  for (let attempt = 0; !lease && attempt < 3; attempt += 1) {
+    if (after(await context.store.waitForLease(leaseKey, context.leaseTtlMs)) && !force) return;
+    lease = await context.store.tryLease(leaseKey, context.leaseTtlMs);
+  }
+  if (!lease) return;
+  let completed = false;
+  try {
+    if (!force && after(lease.lastCompletedAt)) return;
+    // The listing was made just before the lease was taken; every write below re-applies
+    // its change to the record as it is then, so nothing another process wrote is lost.
+    const active = jobs.filter((job) => !isTerminal(job.state));
+    const first = (active[0] ?? (jobs[0] as JobRecord)).profileSnapshot;
+    const backendContext = await context.backendContext(first, backend);
+    const submitting = active.filter((job) => job.state === 'submitting');
+    const recovered = await recoverSubmits(context, backend, submitting, backendContext);
+    const pollable = active
+      .map((job) => recovered.get(job.id) ?? job)
+      .filter((job) => !isTerminal(job.state) && job.externalId !== null);
+    await repeatCancels(
+      context,
+      backend,
+      pollable.filter((job) => job.cancel !== null),
+      backendContext,
+    );
+    const polled = await pollJobs(context, backend, pollable, backendContext);
+    await enforcePendingTimeouts(context, backend, polled, backendContext);
+    completed = true;
+  } finally {
+    await lease.release({ completed });
+  }
+}
+
+/** Find again the jobs whose submitting process died: submitted after all, or failed as interrupted. */
+async function recoverSubmits(
+  context: ManagerContext,
+  backend: BackendV1,
+  jobs: JobRecord[],
+  backendContext: BackendContextV1,
+): Promise<Map<string, JobRecord>> {
+  const updated = new Map<string, JobRecord>();
+  // A submit whose process is still alive is in progress; leave it alone.
+  const orphans = jobs.filter((job) => job.submitter === null || !isProcessAlive(job.submitter));
+  if (orphans.length === 0) return updated;
+  const interrupted = (current: JobRecord): JobRecord =>
+    transition(
+      { ...current, submitter: null },
+      'failed',
+      { source: 'recover', reason: 'submit-interrupted', failureKind: 'infrastructure' },
+      context.now(),
+    );
+  if (!backend.capabilities.recoverSubmit || !backend.recover) {
+    for (const job of orphans)
+      updated.set(job.id, await context.store.updateJob(job.id, interrupted));
+    return updated;
+  }
+  let found: ReadonlyMap<string, SubmitResultV1 | null>;
+  try {
+    found = await backend.recover(
+      orphans.map((job) => submitRequest(job, {})),
+      backendContext,
+    );
+  } catch (error) {
+    const failure = toYonderError(error, 'E_TRANSPORT').toJSON();
+    for (const job of orphans) {
+      updated.set(
+        job.id,
+        await context.store.updateJob(job.id, (current) => ({ ...current, error: failure })),
+      );
+    }
+    return updated;
+  }
+  for (const job of orphans) {
+    if (!found.has(job.id)) continue;
+    const result = found.get(job.id);
+    const record = await context.store.updateJob(job.id, (current) => {
+      if (current.state !== 'submitting') return undefined;
+      return result
+        ? applySubmitResult(current, result, 'recover', context.now())
+        : interrupted(current);
+    });
+    updated.set(job.id, record);
+  }
+  return updated;
+}
+
+/** One poll for every job of a target; the rules decide what each observation changes. */
+async function pollJobs(
+  context: ManagerContext,
+  backend: BackendV1,
+  jobs: JobRecord[],
+  backendContext: BackendContextV1,
+): Promise<JobRecord[]> {
+  if (jobs.length === 0) return [];
+  let observations: ReadonlyMap<string, ObservationV1>;
+  try {
+    observations = await backend.poll(jobs.map(backendJob), backendContext);
+  } catch (error) {
+    const failure = toYonderError(error, 'E_SCHEDULER_UNAVAILABLE');
+    observations = new Map(
+      jobs.map(
+        (job) =>
+          [job.id, { kind: 'query-failed', source: backend.id, error: failure.toJSON() }] as const,
+      ),
+    );
+  }
+  const policy: StatePolicy = {
+    ...context.policy,
+    absentGraceMs: Math.max(
+      context.policy.absentGraceMs ?? 0,
+      (backend.capabilities.absentGraceSeconds ?? 0) * 1000,
+    ),
+  };
+  const now = context.now();
+  return Promise.all(
+    jobs.map(async (job) => {
+      const observation: ObservationV1 = observations.get(job.id) ?? {
+        kind: 'query-failed',
+        source: backend.id,
+        error: {
+          code: 'E_INTERNAL',
+          message: `The ${backend.id} backend returned nothing for this job.`,
+        },
+      };
+      // Most polls change nothing: write only when the rules say something changed.
+      if (unchanged(job, applyObservation(job, observation, now, policy))) return job;
+      return context.store.updateJob(job.id, (current) => {
+        const next = applyObservation(current, observation, now, policy);
+        return unchanged(current, next) ? undefined : next;
+      });
+    }),
+  );
+}
+
+/** Cancel, with reason `pending-timeout`, every job pending longer than its profile allows. */
+async function enforcePendingTimeouts(
+  context: ManagerContext,
+  backend: BackendV1,
+  jobs: readonly JobRecord[],
+  backendContext: BackendContextV1,
+): Promise<void> {
+  const now = context.now();
+  const expired: JobRecord[] = [];
+  for (const job of jobs) {
+    const limit = job.profileSnapshot.pendingTimeoutSeconds;
+    if (job.state !== 'pending' || job.cancel || !limit || !job.pendingSince) continue;
+    if (now.getTime() - Date.parse(job.pendingSince) < limit * 1000) continue;
+    expired.push(
+      await context.store.updateJob(job.id, (current) =>
+        current.cancel || current.state !== 'pending'
+          ? undefined
+          : {
+              ...current,
+              cancel: {
+                requestedAt: now.toISOString(),
+                reason: 'pending-timeout',
+                lastSentAt: null,
+              },
+            },
+      ),
+    );
+  }
+  await sendCancel(context, backend, expired, backendContext, false);
+}

@@ -1,0 +1,272 @@
+/** The submit pipeline: check the specs, put every job in the ledger as `submitting`, ask the backend (in one batch when it can), and record what came back. */
+import { createHash, randomBytes } from 'node:crypto';
+import { basename } from 'node:path';
+import { assertValid, type ValidationIssue } from '../errors/validation-error.js';
+import { toYonderError, YonderError } from '../errors/yonder-error.js';
+import type { JsonObject } from '../json/json-value.js';
+import { mapSettingsPaths } from '../paths/map-paths.js';
+import { currentProcessIdentity } from '../process/process-identity.js';
+import type {
+  BackendContextV1,
+  BackendV1,
+  SubmitRequestV1,
+  SubmitResultV1,
+} from '../spec/backend/v1/backend-v1.js';
+import type { JobRecord, JobSpec } from '../spec/job.js';
+import type { Profile } from '../spec/profile.js';
+import { transition } from '../state/apply-observation.js';
+import { validateJobSpec } from '../validation/validate-job-spec.js';
+import type { ManagerContext } from './manager-context.js';
+import { normaliseProfile } from './normalise-profile.js';
+import { readProfile } from './profiles.js';
+
+type Outcome = SubmitResultV1 | { readonly error: unknown };
+
+export function sha256(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
+/**
+ * Submit jobs through one profile. Every job is in the ledger before the backend is asked, so
+ * an interrupted submit is found again, never forgotten. With `single`, issue paths are the
+ * spec's own and the first failure is thrown; otherwise paths start with the job's index and
+ * a job the target refused comes back `failed` with its error.
+ * @throws ValidationError `E_INVALID_JOB_SPEC` before anything is submitted.
+ */
+export async function submitJobs(
+  context: ManagerContext,
+  specs: readonly JobSpec[],
+  options: { profile?: string },
+  single: boolean,
+): Promise<JobRecord[]> {
+  const profile = await readProfile(context, options.profile ?? 'local');
+  const backend = await context.resolveBackend(profile.backend, profile);
+  const issues: ValidationIssue[] = [];
+  specs.forEach((spec, index) => {
+    for (const issue of specIssues(spec, backend)) {
+      issues.push(single ? issue : { path: `jobs.${index}.${issue.path}`, message: issue.message });
+    }
+  });
+  assertValid(
+    'E_INVALID_JOB_SPEC',
+    specs.length === 1 ? 'The job cannot be submitted' : 'The jobs cannot be submitted',
+    issues,
+  );
+  // The transport is found before anything is written: a profile whose transport is missing
+  // leaves no record behind.
+  const backendContext = await context.backendContext(profile, backend);
+  const prepared: Array<{ record: JobRecord; request: SubmitRequestV1 }> = [];
+  for (const spec of specs) {
+    const { record, settingsText } = newRecord(context, spec, profile, backend);
+    await context.store.createJob(record);
+    prepared.push({ record, request: submitRequest(record, spec.secrets ?? {}, settingsText) });
+  }
+  const outcomes = await askBackend(
+    backend,
+    prepared.map((entry) => entry.request),
+    backendContext,
+  );
+  const records: JobRecord[] = [];
+  let firstError: YonderError | null = null;
+  for (const [index, { record }] of prepared.entries()) {
+    const outcome = outcomes[index] ?? {
+      error: new YonderError(
+        'E_INTERNAL',
+        `The ${backend.id} backend gave no answer for this job.`,
+      ),
+    };
+    if ('error' in outcome) {
+      const failure = toYonderError(outcome.error, 'E_SUBMIT_FAILED');
+      firstError ??= failure;
+      records.push(await recordSubmitFailure(context, record.id, failure, backend));
+    } else {
+      records.push(
+        await context.store.updateJob(record.id, (job) =>
+          applySubmitResult(job, outcome, 'submit', context.now()),
+        ),
+      );
+    }
+  }
+  if (single && firstError) throw firstError;
+  return records;
+}
+
+/** One batch call when the backend has `submitMany` and there are several jobs, else one call each. */
+async function askBackend(
+  backend: BackendV1,
+  requests: readonly SubmitRequestV1[],
+  backendContext: BackendContextV1,
+): Promise<readonly Outcome[]> {
+  if (backend.submitMany && requests.length > 1) {
+    try {
+      return await backend.submitMany(requests, backendContext);
+    } catch (error) {
+      return requests.map(() => ({ error }));
+    }
+  }
+  const outcomes: Outcome[] = [];
+  for (const request of requests) {
+    try {
+      outcomes.push(await backend.submit(request, backendContext));
+    } catch (error) {
+      outcomes.push({ error });
+    }
+  }
+  return outcomes;
+}
+
+/** Everything wrong with a job spec for this backend. */
+function specIssues(spec: JobSpec, backend: BackendV1): ValidationIssue[] {
+  const issues = validateJobSpec(spec);
+  const supported = new Set(backend.capabilities.resources);
+  for (const [key, value] of Object.entries(spec.resources ?? {})) {
+    if (value !== undefined && !supported.has(key as never)) {
+      issues.push({
+        path: `resources.${key}`,
+        message: `the ${backend.id} backend cannot honour ${key} (it supports: ${[...supported].join(', ') || 'none'}); remove it or use a scheduler profile`,
+      });
+    }
+  }
+  if ((spec.schedulerOptions?.length ?? 0) > 0 && !backend.capabilities.schedulerOptions) {
+    issues.push({
+      path: 'schedulerOptions',
+      message: `the ${backend.id} backend takes no scheduler options`,
+    });
+  }
+  return issues;
+}
+
+/** A new ledger record for a job, in `submitting`, and its settings text after path mapping. */
+function newRecord(
+  context: ManagerContext,
+  spec: JobSpec,
+  profile: Profile,
+  backend: BackendV1,
+): { record: JobRecord; settingsText?: string } {
+  const now = context.now().toISOString();
+  let settingsText: string | undefined;
+  if (spec.settings !== undefined) {
+    const mapped = mapSettingsPaths(
+      spec.settings,
+      profile.localRoot ?? '',
+      profile.remoteRoot ?? '',
+    );
+    settingsText = `${JSON.stringify(mapped, null, 2)}\n`;
+  }
+  const record: JobRecord = {
+    id: randomBytes(6).toString('hex'),
+    name: spec.name ?? basename(spec.argv[0] as string),
+    profile: profile.name,
+    backend: backend.id,
+    target: backend.targetKey(profile),
+    state: 'submitting',
+    nativeState: null,
+    exitCode: null,
+    signal: null,
+    reason: null,
+    failureKind: null,
+    externalId: null,
+    createdAt: now,
+    updatedAt: now,
+    submittedAt: null,
+    finishedAt: null,
+    error: null,
+    history: [{ at: now, from: null, to: 'submitting', source: 'submit', nativeState: null }],
+    cancel: null,
+    misses: 0,
+    pendingSince: null,
+    spec: {
+      argv: [...spec.argv],
+      env: { ...(spec.env ?? {}) },
+      secretNames: Object.keys(spec.secrets ?? {}),
+      resources: { ...(spec.resources ?? {}) },
+      schedulerOptions: [...(spec.schedulerOptions ?? [])],
+      cwd: spec.cwd ?? null,
+      settingsSha256: settingsText === undefined ? null : sha256(settingsText),
+    },
+    profileSnapshot: profile,
+    submitter: currentProcessIdentity(),
+    data: {},
+    revision: 0,
+  };
+  return settingsText === undefined ? { record } : { record, settingsText };
+}
+
+/** A submit that failed: failed now, unless the outcome is unknown and can be looked up later. */
+function recordSubmitFailure(
+  context: ManagerContext,
+  id: string,
+  failure: YonderError,
+  backend: BackendV1,
+): Promise<JobRecord> {
+  const unknownOutcome = failure.code === 'E_TIMEOUT' || failure.code === 'E_TRANSPORT';
+  const refused = failure.code === 'E_SUBMIT_REFUSED';
+  return context.store.updateJob(id, (job) => {
+    const base: JobRecord = {
+      ...job,
+      error: failure.toJSON(),
+      submitter: null,
+      updatedAt: context.now().toISOString(),
+    };
+    if (unknownOutcome && backend.capabilities.recoverSubmit) return base;
+    return transition(
+      base,
+      'failed',
+      {
+        source: 'submit',
+        reason: unknownOutcome
+          ? 'submit-outcome-unknown'
+          : refused
+            ? 'submit-refused'
+            : 'submit-failed',
+        failureKind: refused ? 'submission' : 'infrastructure',
+      },
+      context.now(),
+    );
+  });
+}
+
+/** What the backend is asked to start (or, without secrets, to find again) for a ledger record. */
+export function submitRequest(
+  job: JobRecord,
+  secrets: Record<string, string>,
+  settingsText?: string,
+): SubmitRequestV1 {
+  return {
+    id: job.id,
+    name: job.name,
+    marker: `yonder:${job.id}`,
+    createdAt: job.createdAt,
+    argv: job.spec.argv,
+    ...(settingsText === undefined ? {} : { settingsText }),
+    env: job.spec.env,
+    secrets,
+    resources: job.spec.resources,
+    schedulerOptions: job.spec.schedulerOptions,
+    ...(job.spec.cwd ? { cwd: job.spec.cwd } : {}),
+    profile: normaliseProfile(job.profileSnapshot),
+  };
+}
+
+/** A record after the backend accepted the job (`source`: `submit`, or `recover` when found again). */
+export function applySubmitResult(
+  job: JobRecord,
+  result: SubmitResultV1,
+  source: string,
+  now: Date,
+): JobRecord {
+  const base: JobRecord = {
+    ...job,
+    externalId: result.externalId,
+    data: result.data as JsonObject,
+    submittedAt: now.toISOString(),
+    submitter: null,
+    error: null,
+  };
+  return transition(
+    base,
+    result.state,
+    { source, nativeState: result.nativeState ?? result.state },
+    now,
+  );
+}

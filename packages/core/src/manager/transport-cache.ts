@@ -1,0 +1,69 @@
+/** The transports the job manager has made, one per transport id, host and options, shared by every operation on the target and closed together. */
+import { createHash } from 'node:crypto';
+import type { BackendV1 } from '../spec/backend/v1/backend-v1.js';
+import type { Profile } from '../spec/profile.js';
+import type { TransportFactoryV1 } from '../spec/transport/v1/transport-factory-v1.js';
+import type { TransportV1 } from '../spec/transport/v1/transport-v1.js';
+import { chooseTransport } from './choose-transport.js';
+import { normaliseProfile } from './normalise-profile.js';
+
+/** JSON with object keys in order, so equal options always give the same text. */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (typeof value === 'object' && value !== null) {
+    const record = value as Record<string, unknown>;
+    return `{${Object.keys(record)
+      .sort()
+      .filter((key) => record[key] !== undefined)
+      .map((key) => `${JSON.stringify(key)}:${canonicalJson(record[key])}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+/** What makes two profiles share a transport: the transport id, the host and the options. */
+export function transportKey(id: string, profile: Profile): string {
+  const options = createHash('sha256')
+    .update(canonicalJson(profile.transportOptions ?? {}))
+    .digest('hex')
+    .slice(0, 16);
+  return `${id}|${profile.host ?? ''}|${options}`;
+}
+
+export class TransportCache {
+  private readonly transports = new Map<string, Promise<TransportV1>>();
+
+  constructor(
+    private readonly resolve: (id: string, profile: Profile) => Promise<TransportFactoryV1>,
+  ) {}
+
+  /**
+   * The transport that reaches a profile's target, made on first use (by the factory the
+   * registry has for the chosen id).
+   * @throws NoSuchPluginError for an unknown transport; what the factory throws.
+   */
+  get(input: Profile, backend: BackendV1): Promise<TransportV1> {
+    const profile = normaliseProfile(input);
+    const id = chooseTransport(profile, backend);
+    const key = transportKey(id, profile);
+    let transport = this.transports.get(key);
+    if (!transport) {
+      transport = this.resolve(id, profile).then((factory) => factory(profile));
+      this.transports.set(key, transport);
+      // A factory that failed is asked again next time, not remembered as failed.
+      transport.catch(() => {
+        if (this.transports.get(key) === transport) this.transports.delete(key);
+      });
+    }
+    return transport;
+  }
+
+  /** Close every transport made so far. */
+  async close(): Promise<void> {
+    const made = await Promise.allSettled(this.transports.values());
+    this.transports.clear();
+    await Promise.all(
+      made.map((result) => (result.status === 'fulfilled' ? result.value.close() : undefined)),
+    );
+  }
+}

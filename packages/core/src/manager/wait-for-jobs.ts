@@ -1,0 +1,87 @@
+/** Waiting for jobs to end, on the one waiting loop: `wait` (changes reported, a timeout, a signal) and the wait after a cancel. */
+import type { JobRecord } from '../spec/job.js';
+import { isTerminal } from '../state/job-states.js';
+import { type ManagerContext, reread } from './manager-context.js';
+import { refreshJobs } from './refresh-jobs.js';
+import { waitLoop } from './wait-loop.js';
+
+export interface WaitOptions {
+  timeoutMs?: number;
+  /** Called whenever a job's state changes. */
+  onChange?: (job: JobRecord) => void;
+  signal?: AbortSignal;
+}
+
+/** The longest pause while these jobs run: their profiles' poll interval, at least the backoff's ceiling. */
+function pollCeiling(context: ManagerContext, jobs: readonly JobRecord[]): number {
+  return Math.max(
+    context.backoff.maxMs,
+    ...jobs
+      .filter((job) => !isTerminal(job.state))
+      .map((job) => (job.profileSnapshot.pollSeconds ?? 2) * 1000),
+  );
+}
+
+/**
+ * Refresh until every job is terminal. Resolves with the jobs; `timedOut` is true when the
+ * time ran out (or the signal aborted) first.
+ */
+export async function waitForJobs(
+  context: ManagerContext,
+  initial: readonly JobRecord[],
+  options: WaitOptions = {},
+): Promise<{ jobs: JobRecord[]; timedOut: boolean }> {
+  let jobs = [...initial];
+  const seen = new Map(jobs.map((job) => [job.id, job.state]));
+  const outcome = await waitLoop(
+    async () => {
+      const active = jobs.filter((job) => !isTerminal(job.state));
+      if (active.length > 0) {
+        await refreshJobs(context, { ids: active.map((job) => job.id) });
+        jobs = await reread(context, jobs);
+      }
+      for (const job of jobs) {
+        if (seen.get(job.id) !== job.state) {
+          seen.set(job.id, job.state);
+          options.onChange?.(job);
+        }
+      }
+      return jobs.every((job) => isTerminal(job.state)) ? 'done' : 'idle';
+    },
+    {
+      backoff: context.backoff,
+      clock: context.clock,
+      ...(options.timeoutMs === undefined
+        ? {}
+        : { deadline: context.clock.now() + options.timeoutMs }),
+      ...(options.signal ? { signal: options.signal } : {}),
+      ceilingMs: () => pollCeiling(context, jobs),
+    },
+  );
+  return { jobs, timedOut: outcome !== 'done' };
+}
+
+/**
+ * Refresh (forcing the poll) until the jobs are terminal or `waitMs` is up; at least once.
+ * Returns the jobs still in the ledger.
+ */
+export async function waitForCancelled(
+  context: ManagerContext,
+  ids: readonly string[],
+  waitMs: number,
+): Promise<JobRecord[]> {
+  let current: Array<JobRecord | undefined> = [];
+  await waitLoop(
+    async () => {
+      await refreshJobs(context, { ids, force: true });
+      current = await Promise.all(ids.map((id) => context.store.getJob(id)));
+      return current.every((job) => !job || isTerminal(job.state)) ? 'done' : 'idle';
+    },
+    {
+      backoff: context.cancelBackoff,
+      clock: context.clock,
+      deadline: context.clock.now() + waitMs,
+    },
+  );
+  return current.filter((job): job is JobRecord => job !== undefined);
+}

@@ -1,0 +1,45 @@
+/** yonder's shared test helpers (a private package): import them as `@yonder/test-helpers`. */
+export {
+  canaryFragments,
+  HOSTILE_FRAGMENTS,
+  type HostileStringOptions,
+  hostileString,
+  hostileWords,
+  INVALID_UTF8,
+  LINE_BREAKS,
+  NUL,
+} from './hostile-fragments.js';
+export {
+  alive,
+  JOB_GONE_MS,
+  jobProcessesGone,
+  type ProcessState,
+  processGroup,
+  readProcessState,
+  unsignalled,
+  untilJobGone,
+} from './process-state.js';
+export { REPOSITORY_ROOT } from './repository.js';
+export {
+  CLI_BIN,
+  type CliOptions,
+  type CliResult,
+  cliEnv,
+  collectProcess,
+  type Raw,
+  requireCliBuild,
+  runCli,
+  runCliJson,
+  spawnCli,
+} from './run-cli.js';
+export {
+  requireSlurm,
+  requireSshHosts,
+  SLURM_SCRIPT,
+  SSH_HOSTS_SCRIPT,
+  serviceCommand,
+  serviceStatus,
+  sshHostsEnv,
+} from './services.js';
+export { type DeclaresSubmitGrace, submitGraceMs } from './submit-grace.js';
+export { until } from './until.js';
