@@ -1,3 +1,4 @@
+/** The file ledger on real files: corrupt records, concurrent writers, dead holders, read-only and recent listings. */
 import { spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';

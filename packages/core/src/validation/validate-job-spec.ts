@@ -1,3 +1,4 @@
+/** What a job spec must be before anything is submitted: each problem as a dot path and a fix. */
 import type { ValidationIssue } from '../errors/validation-error.js';
 import type { JobSpec, Resources } from '../spec/job.js';
 import { checkPlainData, isReservedKey } from './reserved-keys.js';
