@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Run every test: set up the workspace, start the services the integration tests need
-# (as root: task-spooler, Chromium, a one-node Slurm, sshd on loopback), then build, lint, typecheck,
-# publint and test.
+# (as root: the two test users, task-spooler, Chromium, a one-node Slurm, sshd on loopback),
+# then build, lint, typecheck, publint and test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 if [ "$(id -u)" = 0 ]; then
+  # The victim and attacker accounts of the shared-machine tests (packages/cli/src/shared-machine).
+  bash scripts/test-users.sh
   # task-spooler: the queue of the out-of-tree example plugin (examples/yonder-backend-tsp).
   if ! command -v tsp >/dev/null 2>&1; then
     export DEBIAN_FRONTEND=noninteractive

@@ -1,4 +1,5 @@
 import { type ParseArgsConfig, parseArgs } from 'node:util';
+import { isReservedKey } from '@yonder/core';
 import { UsageError } from './usage-error.js';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
@@ -124,13 +125,16 @@ export function numberOption(value: unknown, name: string): number | undefined {
   return Number(text);
 }
 
-/** `KEY=VALUE` pairs into an object; the option's name is used in errors. */
+/** `KEY=VALUE` pairs into an object; the option's name is used in errors; reserved keys are refused. */
 export function pairs(values: unknown, name: string): Record<string, string> {
   const out: Record<string, string> = {};
   for (const item of (values as string[] | undefined) ?? []) {
     const at = item.indexOf('=');
     if (at <= 0) throw new UsageError(`--${name} takes KEY=VALUE, got "${item}".`);
-    out[item.slice(0, at)] = item.slice(at + 1);
+    const key = item.slice(0, at);
+    if (isReservedKey(key))
+      throw new UsageError(`--${name} ${key}: "${key}" is a reserved name; use another.`);
+    out[key] = item.slice(at + 1);
   }
   return out;
 }

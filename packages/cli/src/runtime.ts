@@ -115,7 +115,7 @@ export function createRuntime(env: NodeJS.ProcessEnv): Runtime {
   };
 
   const loadBundled = (name: string): Promise<PluginStatus> =>
-    load(name, 'bundled', {}, [CLI_DIRECTORY, process.cwd()]);
+    load(name, 'bundled', {}, [CLI_DIRECTORY]);
 
   const has = (list: 'backends' | 'transports', id: string): boolean =>
     registry.list()[list].some((entry) => entry.id === id);

@@ -18,6 +18,7 @@ export {
   writeExclusive,
 } from './fs/exclusive-files.js';
 export type { JsonObject, JsonValue } from './json/json-value.js';
+export { type ParsedJson, parseJson } from './json/parse-json.js';
 export { chooseTransport } from './manager/choose-transport.js';
 export {
   BUILTIN_LOCAL_PROFILE,
@@ -67,6 +68,25 @@ export {
   createLocalTransport,
   runLocal,
 } from './transport/local-transport.js';
+export {
+  checkPrivateEntry,
+  checkTrustedPath,
+  ensureTrustedDirectory,
+  type TrustOptions,
+} from './trust/check-trusted-path.js';
+export {
+  appendPrivateFile,
+  createPrivateFile,
+  type PrivateWriteOptions,
+  readAtMost,
+  readPrivateFile,
+  removePrivateFile,
+  reserveSpareFile,
+  touchPrivateFile,
+  writeAll,
+  writePrivateFileAtomic,
+} from './trust/private-files.js';
+export { describeMode, describeUser } from './trust/user-name.js';
 export * from './validation/index.js';
 
 /** Replaced at build by this package's version from package.json (tsup `define`; vitest does the same). */

@@ -1,3 +1,4 @@
+export { JobRecordSchema, validateJobRecord } from './job-record-schema.js';
 export {
   checkSchema,
   type ProfileFields,
@@ -5,6 +6,17 @@ export {
   pointerToPath,
   validateProfileFields,
 } from './profile-schema.js';
+export {
+  MAX_SECRETS_FILE_BYTES,
+  MAX_SETTINGS_BYTES,
+  readInputFile,
+} from './read-input-file.js';
+export {
+  checkPlainData,
+  isReservedKey,
+  MAX_JSON_DEPTH,
+  RESERVED_KEYS,
+} from './reserved-keys.js';
 export {
   checkAbsolutePath,
   checkHost,

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import type { BackendV1, JsonValue, Profile, TSchema } from '@yonder/core';
-import { chooseTransport, normaliseProfile, YonderError } from '@yonder/core';
+import { chooseTransport, isReservedKey, normaliseProfile, YonderError } from '@yonder/core';
 import { integerOption, numberOption, parse } from '../../args.js';
 import type { Command, CommandContext } from '../../command.js';
 import { envelope } from '../../output.js';
@@ -64,6 +64,9 @@ function readSets(
     const path = item.slice(0, at).split('.');
     if (path.some((part) => part === ''))
       throw new UsageError(`${flag}: "${item.slice(0, at)}" is not a valid key.`);
+    const reserved = path.find(isReservedKey);
+    if (reserved)
+      throw new UsageError(`${flag} ${item.slice(0, at)}: "${reserved}" is a reserved name.`);
     setPath(options, path, optionValue(schema, path, item.slice(at + 1)));
   }
   return options;
