@@ -23,6 +23,7 @@ export type YonderErrorCode =
   | 'E_NO_SUCH_PROFILE'
   | 'E_PROFILE_EXISTS'
   | 'E_CORRUPT_RECORD'
+  | 'E_UNTRUSTED_PATH'
   | 'E_STORE'
   | 'E_LOG_UNAVAILABLE'
   | 'E_USAGE'
