@@ -1,4 +1,6 @@
 /** yonder's shared test helpers (a private package): import them as `@yonder/test-helpers`. */
+
+export { type Frozen, freezeProcess } from './freezer.js';
 export {
   canaryFragments,
   HOSTILE_FRAGMENTS,
@@ -13,6 +15,7 @@ export {
   alive,
   JOB_GONE_MS,
   jobProcessesGone,
+  markedProcesses,
   type ProcessState,
   processGroup,
   readProcessState,

@@ -3,12 +3,12 @@
  * the per-job `<index> WORD …` lines, and what a poll, recovery or cancel line means.
  */
 import type { JsonObject } from '../../json/json-value.js';
+import { epochToIso } from '../../remote/remote-scripts.js';
 import type {
   CancelOutcomeV1,
   ObservationV1,
   SubmitResultV1,
 } from '../../spec/backend/v1/backend-v1.js';
-import { epochToIso } from '../../remote/remote-scripts.js';
 import { exitObservation } from '../exit-observation.js';
 
 /** A job's process as recorded at submit: pid + start time + boot id (+ host, when known). */
@@ -80,15 +80,30 @@ function times(
   };
 }
 
-/** `<count> <pid>…` of a LEFT line, as words for people. */
-function leftOver(words: readonly string[]): string {
+/** Pids as words for people: `1 process of the job … (pid 12)`, `2 processes … (pid 12, 13)`. */
+function processes(words: readonly string[], what: string): string {
   const pids = words.filter((word) => /^\d+$/.test(word));
-  return `${pids.length} process${pids.length === 1 ? '' : 'es'} of the job still running (pid ${pids.join(', ')})`;
+  return `${pids.length} process${pids.length === 1 ? '' : 'es'} of the job ${what} (pid ${pids.join(', ')})`;
+}
+
+/**
+ * Processes of the job that outlived a cancel's SIGKILL and still run: the job is not over, and
+ * this stays on the record as its error (the state as it was) until they end: never `cancelled`.
+ */
+function survivedKill(pids: readonly string[]): ObservationV1 & { kind: 'query-failed' } {
+  return {
+    kind: 'query-failed',
+    source: 'process',
+    error: {
+      code: 'E_CANCEL_FAILED',
+      message: `${processes(pids, 'survived SIGKILL')}: they are still running (a process in uninterruptible sleep, or frozen); the job is not over until they end.`,
+    },
+  };
 }
 
 /**
  * A poll line (`EXIT <code> <started> <ended>`, `RUNNING <started>`, `STOPPED <started>`,
- * `LEFT <code or -> <count> <pid>…`, `GONE [untrusted]`) as an observation of the job.
+ * `LEFT <code or -> <survived> <count> <pid>…`, `GONE [untrusted]`) as an observation of the job.
  */
 export function pollObservation(
   line: string | undefined,
@@ -132,33 +147,32 @@ export function pollObservation(
   if (word === 'LEFT') {
     // A cancel was asked for and the job's wrapper is done, but processes of the job still run:
     // not over, so the cancel goes on (TERM, then KILL) until nothing of it is left.
-    const [code = '-', , ...pids] = rest;
+    const [code = '-', survived, , ...pids] = rest;
+    if (survived === '1') return survivedKill(pids);
     const ended = /^\d+$/.test(code) ? `ended (exit ${code})` : 'wrapper gone';
     return {
       kind: 'found',
       state: 'running',
       nativeState: `${ended}, processes left`,
-      reason: leftOver(pids),
+      reason: processes(pids, 'still running'),
       source: 'process',
     };
   }
   if ((word === 'RUNNING' || word === 'STOPPED') && machine.boot === identity.bootId) {
-    return word === 'RUNNING'
-      ? {
-          kind: 'found',
-          state: 'running',
-          nativeState: 'running',
-          source: 'process',
-          ...times(rest[0]),
-        }
-      : {
-          kind: 'found',
-          state: 'running',
-          nativeState: 'stopped',
-          reason: `the job's wrapper (pid ${identity.pid}) is stopped; its exit is recorded once it is continued (kill -CONT ${identity.pid}), which the next poll does when the job has ended`,
-          source: 'process',
-          ...times(rest[0]),
-        };
+    const [started, ...survivors] = rest;
+    if (survivors.length > 0) return survivedKill(survivors);
+    return {
+      kind: 'found',
+      state: 'running',
+      nativeState: word === 'STOPPED' ? 'stopped' : 'running',
+      ...(word === 'STOPPED'
+        ? {
+            reason: `the job's wrapper (pid ${identity.pid}) is stopped; its exit is recorded once it is continued (kill -CONT ${identity.pid}), which the next poll does when the job has ended`,
+          }
+        : {}),
+      source: 'process',
+      ...times(started),
+    };
   }
   return {
     kind: 'absent',
@@ -205,15 +219,7 @@ export function cancelOutcome(line: string | undefined, pid: number): CancelOutc
   const [word, , ...pids] = (line ?? '').split(' ');
   if (word === 'SENT') return { kind: 'sent' };
   if (word === 'NOTRUNNING') return { kind: 'not-running' };
-  if (word === 'SURVIVED') {
-    return {
-      kind: 'failed',
-      error: {
-        code: 'E_CANCEL_FAILED',
-        message: `${leftOver(pids).replace('still running', 'survived SIGKILL')}: they are still running (a process in uninterruptible sleep, or frozen); the job is not over until they end.`,
-      },
-    };
-  }
+  if (word === 'SURVIVED') return { kind: 'failed', error: survivedKill(pids).error };
   return {
     kind: 'failed',
     error: { code: 'E_CANCEL_FAILED', message: `Could not signal process group ${pid}.` },

@@ -6,6 +6,7 @@ import { hostname } from 'node:os';
 import { posix } from 'node:path';
 import { type TSchema, Type } from '@sinclair/typebox';
 import { YonderError } from '../../errors/yonder-error.js';
+import type { JsonObject } from '../../json/json-value.js';
 import { cachedProbe } from '../../probe/probe-cache.js';
 import { jobPayload, outputField, readRemoteLog } from '../../remote/remote-scripts.js';
 import type {
@@ -89,6 +90,11 @@ async function runScript(
   const result = await context.transport.runScript(script, args, { timeoutMs: TIMEOUT_MS });
   if (result.exitCode !== 0) throw new YonderError(code, `${what}: ${failure(result)}`);
   return result;
+}
+
+/** Why a record's process identity is not used: it cannot be a job's, so nothing is signalled. */
+function unusableIdentity(data: JsonObject): string {
+  return `The job's record names process ${JSON.stringify(data.pid)} (start time ${JSON.stringify(data.startTime)}), which cannot be this job's: it is neither polled nor signalled (nothing was signalled).`;
 }
 
 function probeTtlMs(profile: Profile): number {
@@ -261,7 +267,10 @@ export function createWorkstationBackend(options: WorkstationBackendOptions): Ba
           source: id,
           error: {
             code: 'E_CORRUPT_RECORD',
-            message: 'The job has no directory or process identity recorded.',
+            message:
+              job.data.pid === undefined || jobDir === ''
+                ? 'The job has no directory or process identity recorded.'
+                : unusableIdentity(job.data),
           },
         });
         return [];
@@ -302,10 +311,7 @@ export function createWorkstationBackend(options: WorkstationBackendOptions): Ba
             ? { kind: 'not-running' }
             : {
                 kind: 'failed',
-                error: {
-                  code: 'E_CORRUPT_RECORD',
-                  message: `The job's record names process ${JSON.stringify(job.data.pid)} (start time ${JSON.stringify(job.data.startTime)}), which cannot be this job's: nothing was signalled.`,
-                },
+                error: { code: 'E_CORRUPT_RECORD', message: unusableIdentity(job.data) },
               },
         );
         return [];

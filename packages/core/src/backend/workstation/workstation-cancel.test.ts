@@ -5,13 +5,12 @@ import {
   mkdtempSync,
   readdirSync,
   readFileSync,
-  rmdirSync,
   rmSync,
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { unsignalled, until } from '@yonder/test-helpers';
+import { freezeProcess, markedProcesses, unsignalled, until } from '@yonder/test-helpers';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { readBootId, readProcessStat } from '../../process/process-identity.js';
 import type {
@@ -71,7 +70,7 @@ async function start(argv: string[]): Promise<BackendJobV1> {
   const submitted = request(argv);
   const result = await backend.submit(submitted, context);
   cleanups.push(() => {
-    for (const pid of marked(submitted.id)) process.kill(pid, 'SIGKILL');
+    for (const pid of markedProcesses(submitted.id)) process.kill(pid, 'SIGKILL');
   });
   return {
     id: submitted.id,
@@ -85,24 +84,12 @@ async function start(argv: string[]): Promise<BackendJobV1> {
   };
 }
 
-/** The live processes whose environment carries the job's marker. */
-function marked(id: string): number[] {
-  const found: number[] = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const environ = readFileSync(`/proc/${name}/environ`, 'latin1').split('\0');
-      const state = readProcessStat(Number(name))?.state;
-      if (environ.includes(`YONDER_JOB_ID=${id}`) && state !== 'Z') found.push(Number(name));
-    } catch {
-      /* gone, or not ours */
-    }
-  }
-  return found;
-}
-
 async function observe(job: BackendJobV1): Promise<ObservationV1> {
   return (await backend.poll([job], context)).get(job.id) as ObservationV1;
+}
+
+function stateOf(observation: ObservationV1): string {
+  return observation.kind === 'found' ? observation.state : observation.kind;
 }
 
 async function logHas(job: BackendJobV1, text: string): Promise<void> {
@@ -113,28 +100,11 @@ async function logHas(job: BackendJobV1, text: string): Promise<void> {
   );
 }
 
-/** A cgroup v1 freezer group holding `pid`, frozen: SIGKILL waits until it is thawed. */
+/** Freeze `pid` (cgroup v1 freezer): SIGKILL waits until it is thawed. */
 function freeze(pid: number): () => void {
-  const root = '/sys/fs/cgroup/freezer';
-  if (!existsSync(join(root, 'cgroup.procs')))
-    throw new Error(`This test freezes a process to make it outlive SIGKILL: ${root} is missing.`);
-  const group = join(root, `yonder-test-${process.pid}-${sequence}`);
-  mkdirSync(group);
-  writeFileSync(join(group, 'cgroup.procs'), String(pid));
-  writeFileSync(join(group, 'freezer.state'), 'FROZEN');
-  const thaw = () => writeFileSync(join(group, 'freezer.state'), 'THAWED');
-  cleanups.push(() => {
-    thaw();
-    for (const member of readFileSync(join(group, 'cgroup.procs'), 'utf8').split('\n')) {
-      try {
-        if (member) process.kill(Number(member), 'SIGKILL');
-      } catch {
-        /* gone */
-      }
-    }
-    rmdirSync(group);
-  });
-  return thaw;
+  const frozen = freezeProcess(pid);
+  cleanups.push(() => frozen.remove());
+  return () => frozen.thaw();
 }
 
 describe('cancel stops the whole job', () => {
@@ -145,7 +115,7 @@ describe('cancel stops the whole job', () => {
       'setsid sleep 300 & setsid sh -c \'trap "" TERM; echo stubborn; while :; do sleep 1; done\' & sleep 300',
     ]);
     await logHas(job, 'stubborn');
-    expect(marked(job.id).length).toBeGreaterThanOrEqual(5);
+    expect(markedProcesses(job.id).length).toBeGreaterThanOrEqual(5);
     const asked = { ...job, cancelRequested: true };
     expect((await backend.cancel([asked], context, { force: false })).get(job.id)).toEqual({
       kind: 'sent',
@@ -161,11 +131,11 @@ describe('cancel stops the whole job', () => {
     );
     const left = await observe(asked);
     expect(left).toMatchObject({ kind: 'found', state: 'running' });
-    expect(marked(job.id).length).toBeGreaterThanOrEqual(1);
+    expect(markedProcesses(job.id).length).toBeGreaterThanOrEqual(1);
     expect((await backend.cancel([asked], context, { force: true })).get(job.id)).toEqual({
       kind: 'sent',
     });
-    expect(marked(job.id)).toEqual([]);
+    expect(markedProcesses(job.id)).toEqual([]);
     expect(await observe(asked)).toMatchObject({
       kind: 'found',
       state: 'failed',
@@ -195,19 +165,22 @@ describe('cancel stops the whole job', () => {
       },
     });
     await until(
-      async () =>
-        (await observe(asked)).kind === 'found' &&
-        existsSync(join(String(job.data.jobDir), 'exit-code')),
+      () => existsSync(join(String(job.data.jobDir), 'exit-code')),
       10_000,
       'the wrapper to record the end of its own process',
     );
-    expect(await observe(asked)).toMatchObject({
-      kind: 'found',
-      state: 'running',
-      reason: `1 process of the job still running (pid ${frozen})`,
+    // Not over, and said so: the job keeps its state, the survivors stay its error.
+    expect(await observe(asked)).toEqual({
+      kind: 'query-failed',
+      source: 'process',
+      error: outcome?.kind === 'failed' ? outcome.error : null,
     });
     thaw();
-    await until(() => marked(job.id).length === 0, 10_000, 'the frozen process to die once thawed');
+    await until(
+      () => markedProcesses(job.id).length === 0,
+      10_000,
+      'the frozen process to die once thawed',
+    );
     expect(await observe(asked)).toMatchObject({ kind: 'found', state: 'failed', exitCode: 137 });
   });
 
@@ -231,7 +204,7 @@ describe('cancel stops the whole job', () => {
     });
     writeFileSync(gate, '');
     await until(
-      async () => (await observe(job)).kind === 'found' && (await observe(job)).state !== 'running',
+      async () => stateOf(await observe(job)) === 'failed',
       10_000,
       'the end to be recorded',
     );
@@ -313,12 +286,7 @@ describe('what a poll reads and removes', () => {
     expect(running).toMatchObject({ kind: 'found', state: 'running' });
     const startedAt = running.kind === 'found' ? running.startedAt : undefined;
     expect(Math.abs(Date.parse(startedAt as string) - Date.now())).toBeLessThan(10_000);
-    await until(
-      async () =>
-        (await observe(job)).kind === 'found' && (await observe(job)).state === 'succeeded',
-      10_000,
-      'the job to end',
-    );
+    await until(async () => stateOf(await observe(job)) === 'succeeded', 10_000, 'the job to end');
     const ended = await observe(job);
     expect(ended).toMatchObject({ kind: 'found', state: 'succeeded', startedAt });
     const endedAt = ended.kind === 'found' ? (ended.endedAt as string) : '';

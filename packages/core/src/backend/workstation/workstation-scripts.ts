@@ -79,12 +79,13 @@ printf 'DIR %s\\nPID %s\\nSTART %s\\nBOOT %s\\nHOST %s\\n' "$d" "$pid" "$ps_star
  * `HOST`, then per job one of:
  * - `<index> EXIT <code> <started> <ended>`: the wrapper recorded how it ended (times `-` when
  *   not recorded);
- * - `<index> RUNNING <started>`: the wrapper runs, with its recorded identity;
+ * - `<index> RUNNING <started> [<pid>…]`: the wrapper runs, with its recorded identity (the pids:
+ *   processes of the job that outlived a cancel's SIGKILL, as that cancel recorded them);
  * - `<index> STOPPED <started>`: the wrapper is stopped (state T). When the job's own process
  *   has ended meanwhile, the wrapper is continued first so that it records the real exit (then
  *   the answer is EXIT);
- * - `<index> LEFT <code or -> <count> <pid>…`: a cancel was asked for, the wrapper is done, but
- *   processes carrying the job's marker still run;
+ * - `<index> LEFT <code or -> <survived> <count> <pid>…`: a cancel was asked for, the wrapper is
+ *   done, but processes carrying the job's marker still run (`survived` 1: they outlived SIGKILL);
  * - `<index> GONE` (or `GONE untrusted`: the job directory is not a private directory of the
  *   user's, so nothing in it is believed). The secrets file of a job that no longer runs is
  *   deleted.
@@ -106,10 +107,15 @@ left_over() {
   live_targets
   [ "$left_count" -gt 0 ]
 }
+survivors() { survived=; [ "$trusted" = 1 ] && read_word kill-survivors && survived=$word; }
+left_line() {
+  survivors; flag=0; [ -z "$survived" ] || flag=1
+  printf '%s LEFT %s %s %s%s\\n' "$i" "$1" "$flag" "$left_count" "$left"
+}
 forget_secrets() { if [ "$trusted" = 1 ] && { [ -e secrets.sh ] || [ -L secrets.sh ]; }; then rm -f -- secrets.sh; fi; }
 ended() {
   code=$word
-  if left_over "$4" "$2"; then printf '%s LEFT %s %s%s\\n' "$i" "$code" "$left_count" "$left"; return; fi
+  if left_over "$4" "$2"; then left_line "$code"; return; fi
   forget_secrets
   started_word
   read_word ended-at; ended=\${word:--}
@@ -136,10 +142,10 @@ observe() {
   elif is_job "$2" "$3"; then
     case $ps_state in
       T|t) stopped "$@" ;;
-      *) started_word; printf '%s RUNNING %s\\n' "$i" "$started" ;;
+      *) started_word; survivors; printf '%s RUNNING %s%s\\n' "$i" "$started" "\${survived:+ $survived}" ;;
     esac
   elif [ "$trusted" = 1 ] && read_word exit-code; then ended "$@"
-  elif left_over "$4" "$2"; then printf '%s LEFT - %s%s\\n' "$i" "$left_count" "$left"
+  elif left_over "$4" "$2"; then left_line -
   elif [ "$trusted" = 1 ]; then forget_secrets; printf '%s GONE\\n' "$i"
   else printf '%s GONE untrusted\\n' "$i"; fi
 }
@@ -213,12 +219,14 @@ done
  * start time is checked again, then continued (a stopped process acts on the signal).
  * KILL spares the wrapper, which then records the job's end, and is repeated for what is left or
  * was made meanwhile (a few rounds, each waiting up to a second); what still runs after it is
- * reported. Prints per job `<index> SENT`, `<index> NOTRUNNING` (nothing of it runs; its secrets
- * file, if any, is deleted), `<index> FAILED`, or `<index> SURVIVED <count> <pid>…`.
+ * reported, and written to the job directory (`kill-survivors`) for the polls. Prints per job
+ * `<index> SENT`, `<index> NOTRUNNING` (nothing of it runs; its secrets file, if any, is
+ * deleted), `<index> FAILED`, or `<index> SURVIVED <count> <pid>…`.
  */
 export const WORKSTATION_CANCEL_SCRIPT = `${PROCESS_IDENTITY_FUNCTIONS}
 ${JOB_PROCESS_FUNCTIONS}
 ${PRIVATE_DIRECTORY_FUNCTIONS}
+${JOB_FILE_FUNCTIONS}
 me=$(id -u)
 sig=$1; shift
 read_boot; read_host
@@ -252,6 +260,8 @@ kill_all() {
     job_processes "$6" "$2" "$group"
     [ -n "$targets" ] || { left_count=0; break; }
   done
+  # What outlived SIGKILL is written down in the job directory, for the polls to report.
+  if [ "$left_count" -gt 0 ] && enter_private "$1"; then put kill-survivors "\${left# }"; fi
   if [ "$left_count" -gt 0 ]; then printf '%s SURVIVED %s%s\\n' "$i" "$left_count" "$left"
   else printf '%s SENT\\n' "$i"; fi
 }
