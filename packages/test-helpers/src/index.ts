@@ -45,4 +45,18 @@ export {
   sshHostsEnv,
 } from './services.js';
 export { type DeclaresSubmitGrace, submitGraceMs } from './submit-grace.js';
+export {
+  asUser,
+  cleanupUsers,
+  lookUp,
+  onCleanup,
+  ownedDir,
+  requireUsers,
+  rootDir,
+  startAsUser,
+  type TestUser,
+  yonderAs,
+  yonderJsonAs,
+} from './test-users.js';
 export { until } from './until.js';
+export { attackerPlace, startWorkdirAttack, type WorkdirAttack } from './workdir-attack.js';

@@ -8,23 +8,21 @@
 import { chownSync, existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
+  cleanupUsers,
   freezeProcess,
   markedProcesses,
-  requireCliBuild,
-  unsignalled,
-  until,
-} from '@yonder/test-helpers';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  cleanupUsers,
   onCleanup,
   ownedDir,
+  requireCliBuild,
   requireUsers,
   startAsUser,
   type TestUser,
+  unsignalled,
+  until,
   yonderAs,
   yonderJsonAs,
-} from './victim-and-attacker.js';
+} from '@yonder/test-helpers';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 let victim: TestUser;
 

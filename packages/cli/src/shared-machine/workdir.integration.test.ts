@@ -8,28 +8,23 @@
  * environment but the job's.
  */
 import { execFileSync } from 'node:child_process';
-import {
-  chownSync,
-  existsSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  writeFileSync,
-} from 'node:fs';
+import { chownSync, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { requireCliBuild, until } from '@yonder/test-helpers';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   asUser,
+  attackerPlace,
   cleanupUsers,
   ownedDir,
+  requireCliBuild,
   requireUsers,
   rootDir,
-  startAsUser,
+  startWorkdirAttack,
   type TestUser,
+  until,
   yonderAs,
   yonderJsonAs,
-} from './victim-and-attacker.js';
+} from '@yonder/test-helpers';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 let victim: TestUser;
 let attacker: TestUser;
@@ -59,14 +54,6 @@ async function ledger(prefix: string, workdir: string): Promise<string> {
 
 function submitArgs(argv: string[]): string[] {
   return ['submit', '--profile', 'w', '--secret', 'TOKEN', '--env', 'WHO=victim', '--', ...argv];
-}
-
-/** A directory of the attacker's that anyone may write, with what they would like run. */
-function attackerPlace(base: string, pwned: string): string {
-  const evil = join(base, 'evil');
-  asUser(attacker, ['mkdir', '-m', '777', evil]);
-  asUser(attacker, ['sh', '-c', `printf 'touch %s\\n' "$1" > "$2/env.sh"`, 'x', pwned, evil]);
-  return evil;
 }
 
 describe('a work directory another user could change is refused before anything is made', () => {
@@ -107,7 +94,7 @@ describe('a work directory another user could change is refused before anything 
   it('a link another user planted in /tmp where the work directory should be', async () => {
     const base = rootDir('planted', 0o1777);
     const pwned = join(base, 'pwned');
-    const evil = attackerPlace(base, pwned);
+    const evil = attackerPlace(attacker, base, pwned);
     const workdir = join(base, 'work');
     asUser(attacker, ['ln', '-s', evil, workdir]);
     const state = await ledger('planted', workdir);
@@ -123,46 +110,11 @@ describe('a work directory another user could change is refused before anything 
 
 describe('racing the victim for the work directory (50 submits)', () => {
   it('the attacker makes the directory first, or the victim does: never a job of theirs in the attacker’s hands', async () => {
-    const base = rootDir('race', 0o1777);
-    const control = rootDir('race-control', 0o755);
-    const pwned = join(base, 'pwned');
-    const evil = attackerPlace(base, pwned);
-    const workdir = join(base, 'race');
-    const token = join(control, 'current');
-    const loot = join(base, 'loot');
-    const log = join(base, 'attack.log');
-    asUser(attacker, ['sh', '-c', ': > "$1"; : > "$2"; chmod 644 "$1" "$2"', 'x', loot, log]);
-    writeFileSync(token, '');
-    execFileSync('chmod', ['0644', token]);
-    // The attacker: for each round, after a random delay, plants a link to their place or a
-    // directory of their own where the work directory goes; all the while swaps any job
-    // directory that shows up in their place, and reads whatever of the victim's it can.
-    const attack = `token=$1 evil=$2 pwned=$3 log=$4 loot=$5 work=$6 last=
-while :; do
-  t=$(cat "$token" 2>/dev/null)
-  if [ -n "$t" ] && [ "$t" != "$last" ]; then
-    last=$t
-    r=$(od -An -N1 -tu1 /dev/urandom | tr -d ' ')
-    sleep "0.$(printf '%02d' $((r % 40)))"
-    if [ $((r % 2)) = 0 ]; then ln -s "$evil" "$work" 2>/dev/null; else mkdir -m 777 "$work" 2>/dev/null; fi
-  fi
-  for j in "$evil"/* "$work"/*; do
-    [ -d "$j" ] || continue
-    case $j in *.stolen) continue ;; esac
-    if mv "$j" "$j.stolen" 2>/dev/null; then
-      mkdir -m 777 "$j" && printf 'touch %s\\n' "$pwned" > "$j/env.sh" && echo 42 > "$j/exit-code"
-      echo "swapped $j" >> "$log"
-    fi
-    for f in "$j/secrets.sh" "$j/.payload" "$j/env.sh"; do cat "$f" >> "$loot" 2>/dev/null; done
-  done
-  sleep 0.002
-done`;
-    startAsUser(attacker, ['sh', '-c', attack, 'attack', token, evil, pwned, log, loot, workdir]);
-    const state = await ledger('race', workdir);
+    const attack = startWorkdirAttack(attacker, 'race', 600);
+    const state = await ledger('race', attack.workdir);
     const outcomes = { ran: 0, refused: 0 };
     for (let round = 1; round <= 50; round += 1) {
-      execFileSync('rm', ['-rf', '--', workdir]);
-      writeFileSync(token, `${round}\n`);
+      attack.round(round);
       const submit = await yonderJsonAs(
         victim,
         state,
@@ -179,16 +131,14 @@ done`;
       const waited = await yonderJsonAs(victim, state, ['wait', id, '--timeout', '30']);
       expect(waited.doc.result.jobs[0]).toMatchObject({ state: 'failed', exitCode: 7 });
       expect((await yonderAs(victim, state, ['logs', id])).stdout).toBe('mine victim\n');
-      expect(String(waited.doc.result.jobs[0].data.jobDir)).toBe(join(workdir, id));
+      expect(String(waited.doc.result.jobs[0].data.jobDir)).toBe(join(attack.workdir, id));
     }
-    const swapped = readFileSync(log, 'utf8');
+    const evidence = attack.evidence(SECRET);
     console.log(
-      `work-directory race, 50 submits: ${outcomes.ran} ran in the victim's own directory, ${outcomes.refused} refused (the attacker's link or directory was there first); swaps ${swapped.split('\n').filter(Boolean).length}, secrets read ${readFileSync(loot, 'utf8').includes(SECRET) ? 'yes' : 0}, attacker's env.sh run ${existsSync(pwned) ? 'yes' : 0}`,
+      `work-directory race (local), 50 submits: ${outcomes.ran} ran in the victim's own directory, ${outcomes.refused} refused (the attacker's link or directory was there first); job directories swapped ${evidence.swaps.length}, secrets read ${Number(evidence.secretRead)}, attacker's env.sh run ${Number(evidence.envRun)}`,
     );
     expect(outcomes.ran + outcomes.refused).toBe(50);
-    expect(swapped).toBe('');
-    expect(readFileSync(loot, 'utf8')).not.toContain(SECRET);
-    expect(existsSync(pwned)).toBe(false);
+    expect(evidence).toEqual({ swaps: [], secretRead: false, envRun: false });
   }, 300_000);
 });
 
@@ -196,7 +146,7 @@ describe('the wrapper’s own variables and the secrets', () => {
   it('--env d=… (a directory the attacker prepared) moves neither where it reads secrets nor where it writes its exit code', async () => {
     const base = rootDir('env-d', 0o1777);
     const pwned = join(base, 'pwned');
-    const evil = attackerPlace(base, pwned);
+    const evil = attackerPlace(attacker, base, pwned);
     asUser(attacker, [
       'sh',
       '-c',

@@ -27,7 +27,7 @@ export const JOB_WRAPPER_SCRIPT = [
   JOB_FILE_FUNCTIONS,
   'me=$(id -u)',
   // The job's working directory: kept open (fd 8) so the job starts in it even if its path changes.
-  'yonder_pwd=$PWD yonder_oldpwd=${OLDPWD-} yonder_oldset=${OLDPWD+1} yonder_here=',
+  `yonder_pwd=$PWD yonder_oldpwd=\${OLDPWD-} yonder_oldset=\${OLDPWD+1} yonder_here=`,
   'if { command exec 8<.; } 2>/dev/null; then yonder_here=1; fi',
   'private_dirs 1 "$d"',
   'if ! enter_private "$d"; then',

@@ -1,8 +1,8 @@
 /**
- * Two unprivileged users for the shared-machine tests of job directories and signals — a
- * victim who runs the built CLI and an attacker who plants things — since root passes every
- * permission check. (A minimal stand-in for the trust-ledger branch's run-as-user.ts and
- * scripts/test-users.sh, with the same user names; the two are to be unified.)
+ * Two unprivileged users for the shared-machine tests — a victim who runs the built CLI and an
+ * attacker who plants things — since root passes every permission check. (A minimal stand-in for
+ * the trust-ledger branch's run-as-user.ts and scripts/test-users.sh, with the same user names;
+ * the two are to be unified.)
  */
 import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
 import { chownSync, mkdtempSync, rmSync } from 'node:fs';
@@ -20,7 +20,8 @@ export interface TestUser {
 const SYSTEM_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 const cleanups: Array<() => void> = [];
 
-function lookUp(name: string): TestUser | null {
+/** The account `name`, or null when there is none. */
+export function lookUp(name: string): TestUser | null {
   const entry = spawnSync('getent', ['passwd', name], { encoding: 'utf8' });
   if (entry.status !== 0) return null;
   const [, , uid, gid, , home] = entry.stdout.trim().split(':');
