@@ -21,8 +21,8 @@ import {
  * empty. Before anything is made, the work directory and each directory above it must pass the
  * trust rules (`trusted_dir`: the user's or root's, written by nobody else unless sticky); what
  * is missing of it is made 0700. The job directory is made exclusively, mode 0700, entered and
- * checked, and its files (an empty `job.log`, `env.sh`, `secrets.sh`, `settings.json`) are
- * created there by relative names under noclobber, never through a link. A payload shorter or
+ * checked, and its files (`env.sh`, `secrets.sh`, `settings.json`) are created there by
+ * relative names under noclobber, never through a link. A payload shorter or
  * longer than `lengths` says (the sender died or the connection dropped while sending it) fails
  * and leaves no directory: a job never starts without its variables. Sets `d` (and `me`, and
  * defines the trust and private-directory functions). Exit 17: the directory exists (never
@@ -46,7 +46,6 @@ n1=\${lengths%%:*}; rest=\${lengths#*:}; n2=\${rest%%:*}; n3=\${rest#*:}
   private_dirs 1 "$d"
   enter_private "$d" || exit 24
   set -C
-  : > job.log || exit 18
   [ "$n1$n2$n3" != 000 ] || exit 0
   cat > .payload || exit 18
   [ "$(wc -c < .payload | tr -d ' ')" = "$((n1 + n2 + n3))" ] || exit 25

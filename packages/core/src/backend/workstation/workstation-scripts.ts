@@ -48,7 +48,7 @@ w=$1; id=$2; lengths=$3; cwd=$4; shift 4
 if [ -n "$cwd" ] && [ ! -d "$cwd" ]; then echo "yonder: the job's working directory $cwd does not exist" >&2; exit 20; fi
 fallback=$w
 ${PREPARE_JOB_DIRECTORY}
-if ! { private_dirs 1 "$d" && enter_private "$d" && { command exec 3>> job.log; } 2>/dev/null; }; then rm -rf -- "$d"; exit 18; fi
+if ! { private_dirs 1 "$d" && enter_private "$d" && ( set -C; : > job.log ) 2>/dev/null && { command exec 3>> job.log; } 2>/dev/null; }; then rm -rf -- "$d"; exit 18; fi
 [ -n "$cwd" ] || cwd=$d
 if ! cd -- "$cwd" 2>/dev/null; then rm -rf -- "$d"; echo "yonder: cannot enter the working directory $cwd" >&2; exit 20; fi
 wrapper='${JOB_WRAPPER_SCRIPT.replaceAll("'", "'\\''")}'
