@@ -105,7 +105,12 @@ export interface JobRecord {
   createdAt: string;
   updatedAt: string;
   submittedAt: string | null;
+  /** When the job itself started, as its target recorded it; absent until known. */
+  startedAt?: string | null;
+  /** When the job ended: the end its target recorded when known, else when yonder noticed it. */
   finishedAt: string | null;
+  /** When yonder noticed the job had ended (its poll, or its cancel); absent until then. */
+  noticedAt?: string | null;
   /** The last error met while submitting, polling or cancelling; cleared by a healthy poll. */
   error: { code: string; message: string } | null;
   history: Transition[];

@@ -118,8 +118,15 @@ process.stdout.write(JSON.stringify(result.data));`,
     const [second] = await manager.cancel([stubborn.id], { waitMs: 15_000 });
     expect(second?.state).toBe('cancelled');
     await untilJobGone(Number(stubborn.data.pid));
+    // KILL spares the wrapper, which records how the job ended: by SIGKILL, after the grace.
+    expect(second).toMatchObject({ exitCode: 137, signal: 'SIGKILL' });
     const pid = Number(second?.externalId);
-    expect(readProcessIdentity(pid)?.startTime === stubborn.data.startTime).toBe(false);
+    const identity = readProcessIdentity(pid);
+    expect(
+      identity !== null &&
+        identity.startTime === stubborn.data.startTime &&
+        isProcessAlive(identity),
+    ).toBe(false);
   });
 
   it('never signals a recycled pid: a live process with another start time is not the job', async () => {

@@ -6,6 +6,7 @@ import { hostname } from 'node:os';
 import { posix } from 'node:path';
 import { type TSchema, Type } from '@sinclair/typebox';
 import { YonderError } from '../../errors/yonder-error.js';
+import type { JsonObject } from '../../json/json-value.js';
 import { cachedProbe } from '../../probe/probe-cache.js';
 import { jobPayload, outputField, readRemoteLog } from '../../remote/remote-scripts.js';
 import type {
@@ -40,6 +41,8 @@ import {
 } from './workstation-scripts.js';
 
 const TIMEOUT_MS = 60_000;
+/** The scripts' exit status for a work directory another user could change (trusted_dir). */
+const UNTRUSTED_EXIT = 23;
 const DEFAULT_PROBE_TTL_SECONDS = 3600;
 /** Where job directories go on the target when neither the profile nor the backend says. */
 const HOME_WORKDIR = '.yonder/jobs';
@@ -87,6 +90,11 @@ async function runScript(
   const result = await context.transport.runScript(script, args, { timeoutMs: TIMEOUT_MS });
   if (result.exitCode !== 0) throw new YonderError(code, `${what}: ${failure(result)}`);
   return result;
+}
+
+/** Why a record's process identity is not used: it cannot be a job's, so nothing is signalled. */
+function unusableIdentity(data: JsonObject): string {
+  return `The job's record names process ${JSON.stringify(data.pid)} (start time ${JSON.stringify(data.startTime)}), which cannot be this job's: it is neither polled nor signalled (nothing was signalled).`;
 }
 
 function probeTtlMs(profile: Profile): number {
@@ -259,16 +267,22 @@ export function createWorkstationBackend(options: WorkstationBackendOptions): Ba
           source: id,
           error: {
             code: 'E_CORRUPT_RECORD',
-            message: 'The job has no directory or process identity recorded.',
+            message:
+              job.data.pid === undefined || jobDir === ''
+                ? 'The job has no directory or process identity recorded.'
+                : unusableIdentity(job.data),
           },
         });
         return [];
       });
       if (asked.length === 0) return out;
-      const args = asked.flatMap(({ identity, jobDir }) => [
+      // A job whose cancel was asked for is also looked for by its marker: it is not over while
+      // any process carrying it runs.
+      const args = asked.flatMap(({ job, identity, jobDir }) => [
         jobDir,
         String(identity.pid),
         identity.startTime,
+        job.cancelRequested ? job.id : '',
       ]);
       const result = await runScript(
         context,
@@ -290,17 +304,28 @@ export function createWorkstationBackend(options: WorkstationBackendOptions): Ba
       const asked = jobs.flatMap((job) => {
         const identity = identityOf(job.data);
         if (identity) return [{ job, identity }];
-        out.set(job.id, { kind: 'not-running' });
+        // Nothing is signalled for a record without a process identity that can be a job's.
+        out.set(
+          job.id,
+          job.data.pid === undefined
+            ? { kind: 'not-running' }
+            : {
+                kind: 'failed',
+                error: { code: 'E_CORRUPT_RECORD', message: unusableIdentity(job.data) },
+              },
+        );
         return [];
       });
       if (asked.length === 0) return out;
       const args = [
         cancelOptions.force ? 'KILL' : 'TERM',
-        ...asked.flatMap(({ identity }) => [
+        ...asked.flatMap(({ job, identity }) => [
+          typeof job.data.jobDir === 'string' ? job.data.jobDir : '',
           String(identity.pid),
           identity.startTime,
           identity.bootId,
           identity.host,
+          job.id,
         ]),
       ];
       const result = await runScript(
@@ -344,11 +369,15 @@ export function createWorkstationBackend(options: WorkstationBackendOptions): Ba
       request.settingsText,
     );
     const cwd = request.cwd ?? options.defaultCwd?.() ?? '';
+    // The secrets travel on stdin only: never in the environment of the script, the wrapper or
+    // anything else started before the job (the local transport passes on yonder's own).
     const result = await context.transport.runScript(
       WORKSTATION_SUBMIT_SCRIPT,
       [posix.dirname(jobDir), request.id, lengths, cwd, ...argv],
-      { input, timeoutMs: TIMEOUT_MS },
+      { input, timeoutMs: TIMEOUT_MS, unsetEnv: Object.keys(request.secrets) },
     );
+    if (result.exitCode === UNTRUSTED_EXIT)
+      throw new YonderError('E_UNTRUSTED_PATH', failure(result).replace(/^yonder: /, ''));
     if (result.exitCode !== 0)
       throw new YonderError(
         'E_SUBMIT_FAILED',

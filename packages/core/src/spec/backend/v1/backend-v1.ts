@@ -100,6 +100,10 @@ export interface FoundObservationV1 {
   readonly failureKind?: FailureKind | null;
   /** What answered: `squeue`, `sacct`, `exit-code-file`, `process`… */
   readonly source: string;
+  /** When the job itself started (ISO), when the target recorded it (the job's wrapper). */
+  readonly startedAt?: string;
+  /** When the job itself ended (ISO), when the target recorded it; becomes `finishedAt`. */
+  readonly endedAt?: string;
 }
 
 /** The source does not know the job. Not the same as finished. */
