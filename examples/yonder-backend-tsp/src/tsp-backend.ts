@@ -1,25 +1,27 @@
 import {
   type BackendV1,
   type CancelOutcomeV1,
-  EXIT_CODES_SCRIPT,
-  exitObservation,
-  JOB_WRAPPER_SCRIPT,
   type JsonObject,
-  jobPayload,
   type ObservationV1,
-  PREPARE_JOB_DIRECTORY,
   type Profile,
-  parseExitCodes,
-  parseExternalId,
   type RunOptionsV1,
-  readRemoteLog,
-  replacePlaceholder,
   type Static,
-  shJoin,
-  shQuote,
   Type,
   YonderError,
 } from '@yonder/core';
+import {
+  EXIT_CODES_SCRIPT,
+  exitObservation,
+  JOB_WRAPPER_SCRIPT,
+  jobPayload,
+  PREPARE_JOB_DIRECTORY,
+  parseExitCodes,
+  parseExternalId,
+  readRemoteLog,
+  replacePlaceholder,
+  shJoin,
+  shQuote,
+} from '@yonder/core/backend-kit';
 
 /** Profile options: which task-spooler server to use, and how many jobs it runs at once. */
 export const TspOptionsSchema = Type.Object(
@@ -74,7 +76,7 @@ done
 
 /**
  * A backend for task-spooler: one `tsp -l` per poll for every job, exit codes from yonder's
- * job wrapper, cancel with `tsp -k`/`tsp -r`. It uses only @yonder/core's public exports.
+ * job wrapper, cancel with `tsp -k`/`tsp -r`. It uses only @yonder/core's public exports (the root and backend-kit).
  */
 export function createTspBackend(): BackendV1 {
   return {

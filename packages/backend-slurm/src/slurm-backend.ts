@@ -1,12 +1,6 @@
 /** The Slurm backend's factory: its capabilities and profile checks, with submit, recover, poll and cancel from their own files. */
-import {
-  type BackendV1,
-  checkAbsolutePath,
-  type LogChunkV1,
-  readRemoteLog,
-  type ValidationIssue,
-  YonderError,
-} from '@yonder/core';
+import { type BackendV1, type LogChunkV1, type ValidationIssue, YonderError } from '@yonder/core';
+import { checkAbsolutePath, readRemoteLog } from '@yonder/core/backend-kit';
 import { slurmCancel } from './slurm-cancel.js';
 import { parseSlurmOptions, SlurmOptionsSchema } from './slurm-options.js';
 import { slurmPoll } from './slurm-poll.js';

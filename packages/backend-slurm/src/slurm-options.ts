@@ -1,5 +1,6 @@
 /** The options of a Slurm profile: their schema, their type and the one helper that reads them. */
-import { assertValid, checkSchema, type Profile, type Static, Type } from '@yonder/core';
+import { type Profile, type Static, Type } from '@yonder/core';
+import { assertValid, checkSchema } from '@yonder/core/backend-kit';
 
 /** Options of a Slurm profile (`yonder profile add NAME --backend slurm --set KEY=VALUE`). */
 export const SlurmOptionsSchema = Type.Object(

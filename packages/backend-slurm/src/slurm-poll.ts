@@ -1,13 +1,6 @@
 /** Poll: one squeue for every job of the target, then sacct and the wrapper's exit-code files for those that left it or finished. */
-import {
-  type BackendContextV1,
-  type BackendJobV1,
-  EXIT_CODES_SCRIPT,
-  exitObservation,
-  type ObservationV1,
-  parseExitCodes,
-  type RunResultV1,
-} from '@yonder/core';
+import type { BackendContextV1, BackendJobV1, ObservationV1, RunResultV1 } from '@yonder/core';
+import { EXIT_CODES_SCRIPT, exitObservation, parseExitCodes } from '@yonder/core/backend-kit';
 import { type SacctRow, type SqueueRow, slurmObservation } from './parse.js';
 import { reconcile } from './reconcile.js';
 import { chunks, QUERY_CHUNK, QUERY_TIMEOUT_MS, sacctRows, squeueRows } from './slurm-command.js';

@@ -1,11 +1,6 @@
 /** The probe of a Slurm target (version, controller, accounting, $HOME), cached, and what follows from it. */
-import {
-  type BackendContextV1,
-  cachedProbe,
-  type JsonObject,
-  type ProbeReportV1,
-  type Profile,
-} from '@yonder/core';
+import type { BackendContextV1, JsonObject, ProbeReportV1, Profile } from '@yonder/core';
+import { cachedProbe } from '@yonder/core/backend-kit';
 import { parseMinJobAge, parseSlurmVersion } from './parse.js';
 import { commandFailure, QUERY_TIMEOUT_MS, slurmCommand } from './slurm-command.js';
 import type { SlurmOptions } from './slurm-options.js';

@@ -1,10 +1,6 @@
 /** Recovery of interrupted submits: find the Slurm jobs by the names yonder gave them before anything is sent again. */
-import {
-  type BackendContextV1,
-  parseExternalId,
-  type SubmitRequestV1,
-  type SubmitResultV1,
-} from '@yonder/core';
+import type { BackendContextV1, SubmitRequestV1, SubmitResultV1 } from '@yonder/core';
+import { parseExternalId } from '@yonder/core/backend-kit';
 import { slurmJobName } from './sbatch-options.js';
 import {
   chunks,

@@ -2,16 +2,18 @@
 import {
   type BackendContextV1,
   type JsonObject,
-  jobPayload,
-  outputField,
   type ProbeReportV1,
-  parseExternalId,
-  replacePlaceholder,
   type SubmitRequestV1,
   type SubmitResultV1,
-  withoutField,
   YonderError,
 } from '@yonder/core';
+import {
+  jobPayload,
+  outputField,
+  parseExternalId,
+  replacePlaceholder,
+  withoutField,
+} from '@yonder/core/backend-kit';
 import { isTransientSbatchFailure, parseSbatchId, sbatchFailure } from './parse.js';
 import { isReservedOption, sbatchOptions, slurmJobName } from './sbatch-options.js';
 import { BATCH_SCRIPT, SUBMIT_SCRIPT } from './scripts.js';

@@ -1,4 +1,4 @@
-import { assertBackend } from '@yonder/core';
+import { assertBackend } from '@yonder/core/testing';
 import { describe, expect, it } from 'vitest';
 import { createSshBackend, SshOptionsSchema } from './ssh-backend.js';
 

@@ -1,7 +1,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { homedir, userInfo } from 'node:os';
 import { basename, dirname, isAbsolute, join } from 'node:path';
-import { splitCommandLine, YonderError } from '@yonder/core';
+import { YonderError } from '@yonder/core';
+import { splitCommandLine } from '@yonder/core/backend-kit';
 
 /** What yonder needs to reach one host, after ssh_config is applied. */
 export interface ResolvedHost {

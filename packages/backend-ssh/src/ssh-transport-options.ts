@@ -1,5 +1,6 @@
 /** The ssh transport's options, as a profile's `transportOptions`: the schema the registry checks them with, and how the transport reads them. */
-import { normaliseProfile, type Profile, type Static, Type } from '@yonder/core';
+import { type Profile, type Static, Type } from '@yonder/core';
+import { normaliseProfile } from '@yonder/core/backend-kit';
 
 /** What a profile may set for the ssh transport; everything else comes from the ssh config (Host aliases, keys, ProxyJump). */
 export const SshTransportOptionsSchema = Type.Object(

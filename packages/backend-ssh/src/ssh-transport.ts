@@ -2,15 +2,14 @@ import { readFileSync } from 'node:fs';
 import { createConnection, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
-  BoundedBuffer,
   type Profile,
   type RunOptionsV1,
   type RunResultV1,
-  shJoin,
   type TransportFactoryV1,
   type TransportV1,
   YonderError,
 } from '@yonder/core';
+import { BoundedBuffer, shJoin } from '@yonder/core/backend-kit';
 import ssh2, { type AuthMethod, type ClientChannel, type ConnectConfig } from 'ssh2';
 
 // ssh2 is CommonJS: under Node's ESM loader its exports are read from the default export.

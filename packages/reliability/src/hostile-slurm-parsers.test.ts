@@ -14,7 +14,8 @@ import {
   sbatchOptions,
   slurmJobName,
 } from '@yonder/backend-slurm';
-import { type BackendJobV1, validateResources } from '@yonder/core';
+import type { BackendJobV1 } from '@yonder/core';
+import { validateResources } from '@yonder/core/backend-kit';
 import { hostileString } from '@yonder/test-helpers';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';

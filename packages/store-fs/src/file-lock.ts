@@ -10,12 +10,8 @@ import {
   writeSync,
 } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import {
-  currentProcessIdentity,
-  isProcessAlive,
-  type ProcessIdentity,
-  YonderError,
-} from '@yonder/core';
+import { type ProcessIdentity, YonderError } from '@yonder/core';
+import { currentProcessIdentity, isProcessAlive } from '@yonder/core/backend-kit';
 
 interface Holder extends ProcessIdentity {
   nonce: string;

@@ -13,10 +13,7 @@ import {
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
-  assertValid,
   CorruptRecordError,
-  isJobState,
-  isTerminal,
   type JobRecord,
   type LeaseV1,
   type ListJobsOptionsV1,
@@ -24,9 +21,14 @@ import {
   type Profile,
   type StoreProblemV1,
   type StoreV1,
-  validateProfileFields,
   YonderError,
 } from '@yonder/core';
+import {
+  assertValid,
+  isJobState,
+  isTerminal,
+  validateProfileFields,
+} from '@yonder/core/backend-kit';
 import { createFileAtomic, writeFileAtomic } from './atomic-write.js';
 import { isLocked, lock, tryLock } from './file-lock.js';
 

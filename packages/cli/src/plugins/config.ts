@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { checkSchema, Type, ValidationError, YonderError } from '@yonder/core';
+import { Type, ValidationError, YonderError } from '@yonder/core';
+import { checkSchema } from '@yonder/core/backend-kit';
 
 const PluginEntrySchema = Type.Union([
   Type.String({ minLength: 1 }),

@@ -1,7 +1,8 @@
+/** The errors yonder throws on purpose, each with a stable code and its own marker. */
 export { CorruptRecordError } from './corrupt-record-error.js';
 export { NoSuchPluginError, type PluginKind } from './no-such-plugin-error.js';
 export { UnsupportedVersionError } from './unsupported-version-error.js';
-export { assertValid, ValidationError, type ValidationIssue } from './validation-error.js';
+export { ValidationError, type ValidationIssue } from './validation-error.js';
 export {
   toYonderError,
   YonderError,

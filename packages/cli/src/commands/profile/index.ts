@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import type { BackendV1, JsonValue, Profile, TSchema } from '@yonder/core';
-import { chooseTransport, normaliseProfile, YonderError } from '@yonder/core';
+import { YonderError } from '@yonder/core';
+import { chooseTransport, normaliseProfile } from '@yonder/core/backend-kit';
 import { integerOption, numberOption, parse } from '../../args.js';
 import type { Command, CommandContext } from '../../command.js';
 import { envelope } from '../../output.js';
