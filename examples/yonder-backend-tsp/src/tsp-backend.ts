@@ -3,7 +3,6 @@ import {
   type CancelOutcomeV1,
   type JsonObject,
   type ObservationV1,
-  type Profile,
   type RunOptionsV1,
   type Static,
   Type,
@@ -43,13 +42,11 @@ export const TspOptionsSchema = Type.Object(
   { additionalProperties: false },
 );
 
-type TspOptions = Static<typeof TspOptionsSchema>;
-
-const opts = (profile: Profile): TspOptions => (profile.options ?? {}) as TspOptions;
+export type TspOptions = Static<typeof TspOptionsSchema>;
 
 /** Run tsp with the profile's socket. */
-function tspEnv(profile: Profile): RunOptionsV1 {
-  const socket = opts(profile).socket;
+function tspEnv(options: TspOptions): RunOptionsV1 {
+  const { socket } = options;
   return { timeoutMs: 30_000, ...(socket ? { env: { TS_SOCKET: socket } } : {}) };
 }
 
@@ -78,7 +75,7 @@ done
  * A backend for task-spooler: one `tsp -l` per poll for every job, exit codes from yonder's
  * job wrapper, cancel with `tsp -k`/`tsp -r`. It uses only @yonder/core's public exports (the root and backend-kit).
  */
-export function createTspBackend(): BackendV1 {
+export function createTspBackend(): BackendV1<TspOptions> {
   return {
     specificationVersion: 'v1',
     id: 'tsp',
@@ -90,15 +87,16 @@ export function createTspBackend(): BackendV1 {
       logs: true,
     },
     optionsSchema: TspOptionsSchema,
+    // Beside the schema's own issues, so the options are read as they are (JSON), not typed.
     validateProfile: (profile) =>
-      opts(profile).socket !== undefined && !opts(profile).socket?.startsWith('/')
+      typeof profile.options?.socket === 'string' && !profile.options.socket.startsWith('/')
         ? [{ path: 'options.socket', message: 'must be an absolute path' }]
         : [],
-    targetKey: (profile) => `tsp:${profile.host ?? 'local'}:${opts(profile).socket ?? ''}`,
+    targetKey: (profile, options) => `tsp:${profile.host ?? 'local'}:${options.socket ?? ''}`,
 
-    async probe(profile, context) {
+    async probe(_profile, context) {
       const result = await context.transport
-        .run(['tsp', '-S'], tspEnv(profile))
+        .run(['tsp', '-S'], tspEnv(context.options))
         .catch((error: Error) => error);
       if (result instanceof Error)
         return { ok: false, facts: {}, problems: [`tsp cannot be run: ${result.message}`] };
@@ -125,12 +123,12 @@ export function createTspBackend(): BackendV1 {
         '',
       ].join('\n');
       const { input, lengths } = jobPayload(request.env, request.secrets, request.settingsText);
-      const slots = opts(request.profile).slots;
+      const { slots } = context.options;
       const result = await context.transport.runScript(
         SUBMIT,
         [workdir, request.id, lengths, script, slots === undefined ? '' : String(slots)],
         {
-          ...tspEnv(request.profile),
+          ...tspEnv(context.options),
           input,
         },
       );
@@ -153,7 +151,7 @@ export function createTspBackend(): BackendV1 {
       const out = new Map<string, ObservationV1>();
       const first = jobs[0];
       if (!first) return out;
-      const list = await context.transport.run(['tsp', '-l'], tspEnv(first.profile));
+      const list = await context.transport.run(['tsp', '-l'], tspEnv(context.options));
       if (list.exitCode !== 0)
         throw new YonderError('E_SCHEDULER_UNAVAILABLE', `tsp -l failed: ${list.stderr.trim()}`);
       const states = new Map<string, string>();
@@ -210,7 +208,7 @@ export function createTspBackend(): BackendV1 {
       const result = await context.transport.runScript(
         CANCEL,
         jobs.map((job) => job.externalId ?? ''),
-        tspEnv(first.profile),
+        tspEnv(context.options),
       );
       const words = new Map(
         result.stdout.split('\n').map((line) => line.split(' ') as [string, string]),

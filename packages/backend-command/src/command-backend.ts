@@ -59,10 +59,6 @@ if [ "$rc" -ne 0 ]; then rm -rf -- "$d"; fi
 exit "$rc"
 `;
 
-function options(profile: Profile): CommandOptions {
-  return (profile.options ?? {}) as CommandOptions;
-}
-
 function failure(result: RunResultV1): string {
   return (
     (result.stderr.trim() || result.stdout.trim()).slice(-1200) ||
@@ -120,9 +116,8 @@ export function renderCommand(
 }
 
 function parsedTemplates(
-  profile: Profile,
+  opts: CommandOptions,
 ): Record<'submit' | 'status' | 'cancel', ParsedTemplate> & { logs?: ParsedTemplate } {
-  const opts = options(profile);
   return {
     submit: parseTemplate(opts.submit, 'options.submit', PLACEHOLDERS),
     status: parseTemplate(opts.status, 'options.status', PLACEHOLDERS),
@@ -145,14 +140,14 @@ function jobValues(job: BackendJobV1): Record<string, string> {
   };
 }
 
-function stateOf(line: StatusLine, profile: Profile, source: string): FoundObservationV1 {
-  const extra = options(profile).states;
+function stateOf(line: StatusLine, opts: CommandOptions, source: string): FoundObservationV1 {
+  const extra = opts.states;
   const mapped = extra
     ? Object.entries(extra).find(([word]) => word.toLowerCase() === line.state.toLowerCase())?.[1]
     : undefined;
   const normalised = mapped
     ? {
-        state: mapped as JobState,
+        state: mapped,
         failureKind: mapped === 'failed' ? ('application' as const) : null,
         reason: null,
         exitCode: null,
@@ -174,19 +169,19 @@ function stateOf(line: StatusLine, profile: Profile, source: string): FoundObser
  * (optionally) logs command templates, run through the profile's transport. yonder writes the
  * job script, so exit codes are known even when the scheduler never reports them.
  */
-export function createCommandBackend(): BackendV1 {
+export function createCommandBackend(): BackendV1<CommandOptions> {
   const probe = (
     profile: Profile,
-    context: BackendContextV1,
+    context: BackendContextV1<CommandOptions>,
     fresh: boolean,
   ): Promise<ProbeReportV1> =>
     cachedProbe(
       context.stateDirectory,
-      `command|${context.transport.target}|${backendKey(profile)}`,
+      `command|${context.transport.target}|${backendKey(context.options)}`,
       3_600_000,
       fresh,
       async (): Promise<ProbeReportV1> => {
-        const programs = Object.values(parsedTemplates(profile)).map((template) => {
+        const programs = Object.values(parsedTemplates(context.options)).map((template) => {
           const first = template.words[0]?.[0];
           return first && 'literal' in first ? first.literal : '';
         });
@@ -219,17 +214,16 @@ export function createCommandBackend(): BackendV1 {
     );
 
   const run = (
-    context: BackendContextV1,
-    profile: Profile,
+    context: BackendContextV1<CommandOptions>,
     argv: readonly string[],
     input?: string,
   ): Promise<RunResultV1> =>
     context.transport.run(argv, {
-      timeoutMs: (options(profile).timeoutSeconds ?? 120) * 1000,
+      timeoutMs: (context.options.timeoutSeconds ?? 120) * 1000,
       ...(input === undefined ? {} : { input }),
     });
 
-  const backend: BackendV1 = {
+  const backend: BackendV1<CommandOptions> = {
     specificationVersion: 'v1',
     id: COMMAND_BACKEND_ID,
     capabilities: {
@@ -245,11 +239,12 @@ export function createCommandBackend(): BackendV1 {
     optionsSchema: CommandOptionsSchema,
 
     validateProfile(profile) {
-      const opts = options(profile);
+      // Reported beside the schema's issues, so the options may not fit it yet: read as JSON.
+      const opts = profile.options ?? {};
       const issues: ValidationIssue[] = [];
       const check = (field: 'submit' | 'status' | 'cancel' | 'logs', needs: string[][]): void => {
         const text = opts[field];
-        if (text === undefined) return;
+        if (typeof text !== 'string') return;
         const { issues: found, parsed } = checkTemplate(text, `options.${field}`, PLACEHOLDERS);
         issues.push(...found);
         if (parsed) {
@@ -267,7 +262,7 @@ export function createCommandBackend(): BackendV1 {
       check('status', [['external_id', 'external_ids']]);
       check('cancel', [['external_id', 'external_ids']]);
       check('logs', [['external_id', 'log']]);
-      if (opts.idPattern !== undefined) {
+      if (typeof opts.idPattern === 'string') {
         try {
           new RegExp(opts.idPattern);
         } catch (error) {
@@ -280,8 +275,8 @@ export function createCommandBackend(): BackendV1 {
       return issues;
     },
 
-    targetKey(profile) {
-      return `command:${profile.host ?? 'local'}:${backendKey(profile)}`;
+    targetKey(profile, options) {
+      return `command:${profile.host ?? 'local'}:${backendKey(options)}`;
     },
 
     probe: (profile, context) => probe(profile, context, true),
@@ -293,7 +288,7 @@ export function createCommandBackend(): BackendV1 {
           'E_SUBMIT_FAILED',
           `The target cannot run this profile's commands: ${report.problems.join('; ')}`,
         );
-      const templates = parsedTemplates(request.profile);
+      const templates = parsedTemplates(context.options);
       const workdir = request.profile.workdir ?? `${String(report.facts.home)}/.yonder/command`;
       const jobDir = `${workdir}/${request.id}`;
       const settingsPath = `${jobDir}/settings.json`;
@@ -322,16 +317,16 @@ export function createCommandBackend(): BackendV1 {
       const result = await context.transport.runScript(
         SUBMIT_SCRIPT,
         [workdir, request.id, lengths, jobScript(jobDir, request.cwd ?? jobDir, argv), ...command],
-        { input, timeoutMs: (options(request.profile).timeoutSeconds ?? 120) * 1000 },
+        { input, timeoutMs: (context.options.timeoutSeconds ?? 120) * 1000 },
       );
       if (result.exitCode !== 0)
         throw new YonderError('E_SUBMIT_FAILED', `The submit command failed: ${failure(result)}`);
       const output = withoutField(result.stdout, 'DIR');
-      const raw = extractId(output, options(request.profile).idPattern);
+      const raw = extractId(output, context.options.idPattern);
       if (!raw) {
         throw new YonderError(
           'E_SUBMIT_FAILED',
-          `The submit command printed no job id${options(request.profile).idPattern ? ' matching options.idPattern' : ''}: ${JSON.stringify(output.slice(0, 300))}`,
+          `The submit command printed no job id${context.options.idPattern ? ' matching options.idPattern' : ''}: ${JSON.stringify(output.slice(0, 300))}`,
         );
       }
       const externalId = parseExternalId(raw).id;
@@ -343,8 +338,7 @@ export function createCommandBackend(): BackendV1 {
       const out = new Map<string, ObservationV1>();
       const first = jobs[0];
       if (!first) return out;
-      const profile = first.profile;
-      const templates = parsedTemplates(profile);
+      const templates = parsedTemplates(context.options);
       const live = jobs.filter((job) => job.externalId !== null);
       if (templates.status.placeholders.has('external_ids')) {
         for (let index = 0; index < live.length; index += BATCH) {
@@ -356,7 +350,7 @@ export function createCommandBackend(): BackendV1 {
             ids,
             'options.status',
           );
-          const result = await run(context, profile, command);
+          const result = await run(context, command);
           if (result.exitCode !== 0) {
             for (const job of chunk)
               out.set(job.id, {
@@ -377,7 +371,7 @@ export function createCommandBackend(): BackendV1 {
             out.set(
               job.id,
               line
-                ? stateOf(line, profile, 'status')
+                ? stateOf(line, context.options, 'status')
                 : {
                     kind: 'absent',
                     source: 'status',
@@ -390,7 +384,7 @@ export function createCommandBackend(): BackendV1 {
         await Promise.all(
           live.map(async (job) => {
             const command = renderCommand(templates.status, jobValues(job), [], 'options.status');
-            const result = await run(context, profile, command);
+            const result = await run(context, command);
             if (result.exitCode !== 0) {
               out.set(job.id, {
                 kind: 'query-failed',
@@ -406,7 +400,7 @@ export function createCommandBackend(): BackendV1 {
             out.set(
               job.id,
               line
-                ? stateOf(line, profile, 'status')
+                ? stateOf(line, context.options, 'status')
                 : {
                     kind: 'absent',
                     source: 'status',
@@ -461,7 +455,7 @@ export function createCommandBackend(): BackendV1 {
       const out = new Map<string, CancelOutcomeV1>();
       const first = jobs[0];
       if (!first) return out;
-      const templates = parsedTemplates(first.profile);
+      const templates = parsedTemplates(context.options);
       const live = jobs.filter((job) => job.externalId !== null);
       const record = (chunk: readonly BackendJobV1[], result: RunResultV1): void => {
         for (const job of chunk) {
@@ -483,7 +477,6 @@ export function createCommandBackend(): BackendV1 {
             chunk,
             await run(
               context,
-              first.profile,
               renderCommand(
                 templates.cancel,
                 jobValues(chunk[0] as BackendJobV1),
@@ -499,7 +492,6 @@ export function createCommandBackend(): BackendV1 {
             [job],
             await run(
               context,
-              first.profile,
               renderCommand(templates.cancel, jobValues(job), [], 'options.cancel'),
             ),
           );
@@ -508,12 +500,11 @@ export function createCommandBackend(): BackendV1 {
     },
 
     async readLog(job, readOptions, context): Promise<LogChunkV1> {
-      const template = parsedTemplates(job.profile).logs;
+      const template = parsedTemplates(context.options).logs;
       if (!template)
         return readRemoteLog(context.transport, String(job.data.log ?? ''), readOptions);
       const result = await run(
         context,
-        job.profile,
         renderCommand(template, jobValues(job), [], 'options.logs'),
       );
       if (result.exitCode !== 0)
@@ -534,8 +525,7 @@ export function createCommandBackend(): BackendV1 {
 }
 
 /** A short key for a profile's commands: jobs are polled together only with the same commands. */
-function backendKey(profile: Profile): string {
-  const opts = options(profile);
+function backendKey(opts: CommandOptions): string {
   return createHash('sha256')
     .update(JSON.stringify([opts.status, opts.cancel, opts.states ?? {}]))
     .digest('hex')

@@ -1,6 +1,6 @@
 /** What sbatch is told about a job: its name, its options, and the scheduler options yonder keeps for itself. */
 import type { SubmitRequestV1 } from '@yonder/core';
-import { parseSlurmOptions } from './slurm-options.js';
+import type { SlurmOptions } from './slurm-options.js';
 
 /** Options yonder sets itself; passing them through would break the job's identity or files. */
 const RESERVED_LONG = [
@@ -51,13 +51,16 @@ export function slurmJobName(id: string, name: string): string {
 }
 
 /**
- * sbatch options for the job's resources and the profile's choices.
- * @throws ValidationError `E_INVALID_PROFILE` when the profile's options are invalid.
+ * sbatch options for the job's resources and the profile's choices (`options`: its Slurm
+ * options, as the backend gets them in `context.options`).
  */
-export function sbatchOptions(request: SubmitRequestV1, jobName: string): string[] {
+export function sbatchOptions(
+  request: SubmitRequestV1,
+  jobName: string,
+  options: SlurmOptions,
+): string[] {
   const { resources } = request;
   const out = [`--job-name=${jobName}`, `--comment=${request.marker}`];
-  const options = parseSlurmOptions(request.profile);
   out.push(`--export=${options.export ?? 'ALL'}`);
   if (!options.requeue) out.push('--no-requeue');
   if (request.cwd) out.push(`--chdir=${request.cwd}`);

@@ -2,7 +2,7 @@
 import { type BackendV1, type LogChunkV1, type ValidationIssue, YonderError } from '@yonder/core';
 import { checkAbsolutePath, readRemoteLog } from '@yonder/core/backend-kit';
 import { slurmCancel } from './slurm-cancel.js';
-import { parseSlurmOptions, SlurmOptionsSchema } from './slurm-options.js';
+import { type SlurmOptions, SlurmOptionsSchema } from './slurm-options.js';
 import { slurmPoll } from './slurm-poll.js';
 import { slurmProbe } from './slurm-probe.js';
 import { slurmRecover } from './slurm-recover.js';
@@ -27,7 +27,7 @@ export interface SlurmBackendSettings {
  * (this machine when the profile has no host, a login node over SSH when it has one).
  * @throws RangeError when `submitGraceSeconds` is not a finite number of seconds, 0 or more.
  */
-export function createSlurmBackend(settings: SlurmBackendSettings = {}): BackendV1 {
+export function createSlurmBackend(settings: SlurmBackendSettings = {}): BackendV1<SlurmOptions> {
   const submitGraceSeconds = settings.submitGraceSeconds ?? SLURM_SUBMIT_GRACE_SECONDS;
   if (!Number.isFinite(submitGraceSeconds) || submitGraceSeconds < 0)
     throw new RangeError(`submitGraceSeconds must be 0 or more, got ${submitGraceSeconds}`);
@@ -65,11 +65,11 @@ export function createSlurmBackend(settings: SlurmBackendSettings = {}): Backend
       return issues;
     },
 
-    targetKey(profile) {
-      return `slurm:${profile.host ?? 'local'}:${parseSlurmOptions(profile).binDir ?? ''}`;
+    targetKey(profile, options) {
+      return `slurm:${profile.host ?? 'local'}:${options.binDir ?? ''}`;
     },
 
-    probe: (profile, context) => slurmProbe(profile, parseSlurmOptions(profile), context, true),
+    probe: (profile, context) => slurmProbe(profile, context.options, context, true),
 
     async submit(request, context) {
       const [outcome] = await slurmSubmit([request], context);

@@ -4,7 +4,7 @@ import { EXIT_CODES_SCRIPT, exitObservation, parseExitCodes } from '@yonder/core
 import { type SacctRow, type SqueueRow, slurmObservation } from './parse.js';
 import { reconcile } from './reconcile.js';
 import { chunks, QUERY_CHUNK, QUERY_TIMEOUT_MS, sacctRows, squeueRows } from './slurm-command.js';
-import { parseSlurmOptions } from './slurm-options.js';
+import type { SlurmOptions } from './slurm-options.js';
 
 /**
  * Observe every given job (all on one target): squeue is asked once for all of them; sacct,
@@ -14,12 +14,12 @@ import { parseSlurmOptions } from './slurm-options.js';
  */
 export async function slurmPoll(
   jobs: readonly BackendJobV1[],
-  context: BackendContextV1,
+  context: BackendContextV1<SlurmOptions>,
 ): Promise<Map<string, ObservationV1>> {
   const out = new Map<string, ObservationV1>();
   const first = jobs[0];
   if (!first) return out;
-  const options = parseSlurmOptions(first.profile);
+  const { options } = context;
   const queue = await squeueRows(context, options, [
     '--me',
     '--all',

@@ -9,7 +9,7 @@ import {
   schedulerUnavailable,
   squeueRows,
 } from './slurm-command.js';
-import { parseSlurmOptions, type SlurmOptions } from './slurm-options.js';
+import type { SlurmOptions } from './slurm-options.js';
 import { slurmProbe, slurmWorkdir } from './slurm-probe.js';
 import { slurmJobData } from './slurm-submit.js';
 
@@ -21,13 +21,13 @@ import { slurmJobData } from './slurm-submit.js';
  */
 export async function slurmRecover(
   requests: readonly SubmitRequestV1[],
-  context: BackendContextV1,
+  context: BackendContextV1<SlurmOptions>,
   submitGraceSeconds: number,
 ): Promise<Map<string, SubmitResultV1 | null>> {
   const out = new Map<string, SubmitResultV1 | null>();
   const first = requests[0];
   if (!first) return out;
-  const options = parseSlurmOptions(first.profile);
+  const { options } = context;
   const names = requests.map((request) => slurmJobName(request.id, request.name));
   const report = await slurmProbe(first.profile, options, context, false);
   const found = await findByName(

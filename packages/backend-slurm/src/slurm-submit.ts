@@ -18,7 +18,7 @@ import { isTransientSbatchFailure, parseSbatchId, sbatchFailure } from './parse.
 import { isReservedOption, sbatchOptions, slurmJobName } from './sbatch-options.js';
 import { BATCH_SCRIPT, SUBMIT_SCRIPT } from './scripts.js';
 import { CANCEL_TIMEOUT_MS, commandFailure, slurmCommand } from './slurm-command.js';
-import { parseSlurmOptions, type SlurmOptions } from './slurm-options.js';
+import type { SlurmOptions } from './slurm-options.js';
 import { slurmProbe, slurmWorkdir } from './slurm-probe.js';
 
 /** How long sbatch may take for up to 20 jobs (the batch gets this per 20). */
@@ -43,15 +43,14 @@ type SubmitOutcome = SubmitResultV1 | { error: YonderError };
 /**
  * Submit jobs of one target in one remote command: one SSH round trip for the lot. One outcome
  * per request, in order: its result, or the error that job met.
- * @throws ValidationError `E_INVALID_PROFILE` when the profile's options are invalid.
  */
 export async function slurmSubmit(
   requests: readonly SubmitRequestV1[],
-  context: BackendContextV1,
+  context: BackendContextV1<SlurmOptions>,
 ): Promise<SubmitOutcome[]> {
   const first = requests[0];
   if (!first) return [];
-  const options = parseSlurmOptions(first.profile);
+  const { options } = context;
   const report = await slurmProbe(first.profile, options, context, false);
   if (!report.ok) {
     const error = new YonderError(
@@ -60,7 +59,7 @@ export async function slurmSubmit(
     );
     return requests.map(() => ({ error }));
   }
-  const prepared = requests.map((request) => prepare(request, report));
+  const prepared = requests.map((request) => prepare(request, report, options));
   const sendable = prepared.flatMap((entry, index) =>
     entry instanceof YonderError ? [] : [{ index, entry }],
   );
@@ -122,7 +121,7 @@ export async function slurmSubmit(
 }
 
 /** The sbatch arguments, payload and Slurm job name of one request (or why it cannot be sent). */
-function prepare(request: SubmitRequestV1, report: ProbeReportV1) {
+function prepare(request: SubmitRequestV1, report: ProbeReportV1, options: SlurmOptions) {
   const workdir = slurmWorkdir(request.profile, report);
   const reserved = request.schedulerOptions.find(isReservedOption);
   if (reserved) {
@@ -133,7 +132,7 @@ function prepare(request: SubmitRequestV1, report: ProbeReportV1) {
   }
   const jobName = slurmJobName(request.id, request.name);
   const { input, lengths } = jobPayload(request.env, request.secrets, request.settingsText);
-  const sbatch = sbatchOptions(request, jobName);
+  const sbatch = sbatchOptions(request, jobName, options);
   const argv =
     request.settingsText === undefined
       ? [...request.argv]

@@ -14,7 +14,9 @@ describe('createSshBackend', () => {
       logs: true,
       submitGraceSeconds: 90,
     });
-    expect(backend.targetKey({ name: 'box', backend: 'ssh', host: 'target' })).toBe('ssh:target');
+    expect(backend.targetKey({ name: 'box', backend: 'ssh', host: 'target' }, {})).toBe(
+      'ssh:target',
+    );
     expect(backend.validateProfile({ name: 'box', backend: 'ssh', host: 'target' })).toEqual([]);
   });
 

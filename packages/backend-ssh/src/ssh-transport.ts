@@ -52,6 +52,11 @@ const LAUNCHER = [
 
 export interface SshTransportOptions {
   profile: Profile;
+  /**
+   * The profile's ssh settings, checked against `SshTransportOptionsSchema` (the registry's
+   * factory is handed them so). Default: read from the profile and checked (`sshSettings`).
+   */
+  settings?: SshSettings;
   /** The environment (SSH_AUTH_SOCK). Default: this process's. */
   env?: NodeJS.ProcessEnv;
 }
@@ -103,7 +108,7 @@ export class SshTransport implements TransportV1 {
 
   constructor(options: SshTransportOptions) {
     this.profile = options.profile;
-    this.settings = sshSettings(options.profile);
+    this.settings = options.settings ?? sshSettings(options.profile);
     this.env = options.env ?? process.env;
     if (!options.profile.host)
       throw new YonderError(
@@ -592,8 +597,8 @@ export function createSshTransport(options: SshTransportOptions): SshTransport {
   return new SshTransport(options);
 }
 
-/** The ssh transport as the registry makes it for a profile, with the schema of its options. */
-export const sshTransportFactory: TransportFactoryV1 = Object.assign(
-  (profile: Profile) => createSshTransport({ profile }),
+/** The ssh transport as the registry makes it for a profile and its checked settings, with the schema of those settings. */
+export const sshTransportFactory: TransportFactoryV1<SshSettings> = Object.assign(
+  (profile: Profile, settings: SshSettings) => createSshTransport({ profile, settings }),
   { optionsSchema: SshTransportOptionsSchema },
 );

@@ -268,6 +268,7 @@ describe('Slurm output parsers (properties)', () => {
               profile: { name: 'hpc', backend: 'slurm' },
             },
             'yonder-0123456789ab',
+            {},
           );
           for (const option of options) {
             expect(option).toMatch(/^--[a-z-]+(=|$)/);

@@ -59,6 +59,7 @@ export {
 } from '../template/render-template.js';
 export { splitCommandLine } from '../template/split-template.js';
 export { BoundedBuffer, buildEnvironment, runLocal } from '../transport/local-transport.js';
+export { type ParseOptionsInput, parseOptions } from '../validation/parse-options.js';
 export {
   checkSchema,
   type ProfileFields,

@@ -11,6 +11,7 @@ import { isTerminal } from '../state/job-states.js';
 import { requestCancel } from './cancel-jobs.js';
 import { followJobLog, readJobLog } from './job-logs.js';
 import { type ManagerContext, reread } from './manager-context.js';
+import { backendOptions } from './profile-options.js';
 import { checkProfile, readProfile, saveProfile, validateProfile } from './profiles.js';
 import { type RefreshOptions, refreshJobs } from './refresh-jobs.js';
 import { resolveJob, resolveJobs } from './resolve-job.js';
@@ -109,8 +110,8 @@ export class JobManager {
       leaseTtlMs: options.leaseTtlMs ?? 120_000,
       resolveBackend: options.resolveBackend ?? (async (id) => registry.backend(id)),
       resolveTransport,
-      async backendContext(profile, backend) {
-        return { transport: await transports.get(profile, backend), stateDirectory };
+      async backendContext(profile, backend, options = backendOptions(backend, profile)) {
+        return { transport: await transports.get(profile, backend), options, stateDirectory };
       },
     };
   }

@@ -1,4 +1,6 @@
 /** What every part of the job manager shares: the ledger, the clock, the rules, and how backends and their transports are found. */
+
+import type { JsonObject } from '../json/json-value.js';
 import type { BackendContextV1, BackendJobV1, BackendV1 } from '../spec/backend/v1/backend-v1.js';
 import type { JobRecord } from '../spec/job.js';
 import type { Profile } from '../spec/profile.js';
@@ -24,8 +26,16 @@ export interface ManagerContext {
   readonly leaseTtlMs: number;
   resolveBackend(id: string, profile: Profile): Promise<BackendV1>;
   resolveTransport(id: string, profile: Profile): Promise<TransportFactoryV1>;
-  /** What a backend gets for one operation on a profile's target: its (shared) transport. */
-  backendContext(profile: Profile, backend: BackendV1): Promise<BackendContextV1>;
+  /**
+   * What a backend gets for one operation on a profile's target: its (shared) transport and the
+   * profile's options, checked (`options`, when the caller has checked them already).
+   * @throws ValidationError `E_INVALID_PROFILE` when the options do not fit the schemas.
+   */
+  backendContext(
+    profile: Profile,
+    backend: BackendV1,
+    options?: JsonObject,
+  ): Promise<BackendContextV1>;
 }
 
 /** A job as a backend sees it when polling, cancelling or reading logs. */

@@ -18,6 +18,7 @@ import { transition } from '../state/apply-observation.js';
 import { validateJobSpec } from '../validation/validate-job-spec.js';
 import type { ManagerContext } from './manager-context.js';
 import { normaliseProfile } from './normalise-profile.js';
+import { backendOptions } from './profile-options.js';
 import { readProfile } from './profiles.js';
 
 type Outcome = SubmitResultV1 | { readonly error: unknown };
@@ -52,16 +53,17 @@ export async function submitJobs(
     specs.length === 1 ? 'The job cannot be submitted' : 'The jobs cannot be submitted',
     issues,
   );
+  const profileOptions = backendOptions(backend, profile);
   const prepared: Array<{ record: JobRecord; request: SubmitRequestV1 }> = [];
   for (const spec of specs) {
-    const { record, settingsText } = newRecord(context, spec, profile, backend);
+    const { record, settingsText } = newRecord(context, spec, profile, backend, profileOptions);
     await context.store.createJob(record);
     prepared.push({ record, request: submitRequest(record, spec.secrets ?? {}, settingsText) });
   }
   const outcomes = await askBackend(
     backend,
     prepared.map((entry) => entry.request),
-    await context.backendContext(profile, backend),
+    await context.backendContext(profile, backend, profileOptions),
   );
   const records: JobRecord[] = [];
   let firstError: YonderError | null = null;
@@ -139,6 +141,7 @@ function newRecord(
   spec: JobSpec,
   profile: Profile,
   backend: BackendV1,
+  options: JsonObject,
 ): { record: JobRecord; settingsText?: string } {
   const now = context.now().toISOString();
   let settingsText: string | undefined;
@@ -155,7 +158,7 @@ function newRecord(
     name: spec.name ?? basename(spec.argv[0] as string),
     profile: profile.name,
     backend: backend.id,
-    target: backend.targetKey(profile),
+    target: backend.targetKey(profile, options),
     state: 'submitting',
     nativeState: null,
     exitCode: null,
