@@ -1,6 +1,7 @@
 import {
   type BackendV1,
   type CancelOutcomeV1,
+  getErrorMessage,
   type JsonObject,
   type ObservationV1,
   type RunOptionsV1,
@@ -97,9 +98,9 @@ export function createTspBackend(): BackendV1<TspOptions> {
     async probe(_profile, context) {
       const result = await context.transport
         .run(['tsp', '-S'], tspEnv(context.options))
-        .catch((error: Error) => error);
-      if (result instanceof Error)
-        return { ok: false, facts: {}, problems: [`tsp cannot be run: ${result.message}`] };
+        .catch((error: unknown) => getErrorMessage(error));
+      if (typeof result === 'string')
+        return { ok: false, facts: {}, problems: [`tsp cannot be run: ${result}`] };
       return {
         ok: result.exitCode === 0,
         facts: { slots: Number(result.stdout.trim()) },

@@ -5,6 +5,7 @@ import {
   type BackendV1,
   type CancelOutcomeV1,
   type FoundObservationV1,
+  getErrorMessage,
   type JobState,
   type JsonObject,
   type LogChunkV1,
@@ -204,7 +205,7 @@ export function createCommandBackend(): BackendV1<CommandOptions> {
           (program) => `the program "${program}" is not found on the target`,
         );
         if (!home.startsWith('/') && !profile.workdir)
-          problems.push('the remote $HOME is not an absolute path: set a workdir (--workdir)');
+          problems.push('the remote $HOME is not an absolute path: set a workdir in the profile');
         return {
           ok: problems.length === 0,
           facts: { transport: context.transport.target, home, programs: programs.filter(Boolean) },
@@ -268,7 +269,7 @@ export function createCommandBackend(): BackendV1<CommandOptions> {
         } catch (error) {
           issues.push({
             path: 'options.idPattern',
-            message: `is not a valid regular expression: ${(error as Error).message}`,
+            message: `is not a valid regular expression: ${getErrorMessage(error)}`,
           });
         }
       }

@@ -1,5 +1,11 @@
 /** The probe of a Slurm target (version, controller, accounting, $HOME), cached, and what follows from it. */
-import type { BackendContextV1, JsonObject, ProbeReportV1, Profile } from '@yonder/core';
+import {
+  type BackendContextV1,
+  getErrorMessage,
+  type JsonObject,
+  type ProbeReportV1,
+  type Profile,
+} from '@yonder/core';
 import { cachedProbe } from '@yonder/core/backend-kit';
 import { parseMinJobAge, parseSlurmVersion } from './parse.js';
 import { commandFailure, QUERY_TIMEOUT_MS, slurmCommand } from './slurm-command.js';
@@ -40,7 +46,9 @@ async function runProbe(
   const problems: string[] = [];
   const facts: JsonObject = { transport: context.transport.target };
   const slurm = (argv: readonly string[]) =>
-    slurmCommand(context, options, argv).catch((error: unknown) => error as Error);
+    slurmCommand(context, options, argv).catch(
+      (error: unknown) => new Error(getErrorMessage(error)),
+    );
   const version = await slurm(['sbatch', '--version']);
   if (version instanceof Error) {
     problems.push(`sbatch cannot be run: ${version.message}`);
@@ -68,7 +76,7 @@ async function runProbe(
     });
     if (home.exitCode === 0 && home.stdout.startsWith('/')) facts.home = home.stdout;
     else if (!profile.workdir)
-      problems.push('the remote $HOME is not an absolute path: set a workdir (--workdir)');
+      problems.push('the remote $HOME is not an absolute path: set a workdir in the profile');
     const config = await slurm(['scontrol', 'show', 'config']);
     if (config instanceof Error || config.exitCode !== 0) {
       problems.push(

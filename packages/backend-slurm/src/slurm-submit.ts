@@ -1,6 +1,7 @@
 /** Submit: many jobs of one target in one remote command that prepares each job's directory and runs sbatch. */
 import {
   type BackendContextV1,
+  getErrorMessage,
   type JsonObject,
   type ProbeReportV1,
   type SubmitRequestV1,
@@ -61,7 +62,7 @@ export async function slurmSubmit(
   }
   const prepared = requests.map((request) => prepare(request, report, options));
   const sendable = prepared.flatMap((entry, index) =>
-    entry instanceof YonderError ? [] : [{ index, entry }],
+    YonderError.isInstance(entry) ? [] : [{ index, entry }],
   );
   const args: string[] = [options.binDir ?? '', String(sendable.length), '0'];
   let input = '';
@@ -71,7 +72,7 @@ export async function slurmSubmit(
   }
   args[2] = String(Buffer.byteLength(input));
   const outcomes: SubmitOutcome[] = prepared.map((entry) =>
-    entry instanceof YonderError
+    YonderError.isInstance(entry)
       ? { error: entry }
       : { error: new YonderError('E_TRANSPORT', 'sbatch gave no answer for this job.') },
   );
@@ -186,7 +187,7 @@ async function outcomeOf(
       options,
       ['scancel', `--clusters=${cluster}`, id],
       CANCEL_TIMEOUT_MS,
-    ).catch((error: unknown) => error as Error);
+    ).catch((error: unknown) => new Error(getErrorMessage(error)));
     const outcome =
       cancelled instanceof Error
         ? cancelled.message

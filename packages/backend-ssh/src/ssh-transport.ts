@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createConnection, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
+  getErrorMessage,
   type Profile,
   type RunOptionsV1,
   type RunResultV1,
@@ -75,7 +76,7 @@ function describeHost(host: ResolvedHost): string {
 /** A channel could not be opened: the command did not start. */
 class ChannelNotOpened extends Error {
   constructor(cause: unknown) {
-    super(cause instanceof Error ? cause.message : String(cause), { cause });
+    super(getErrorMessage(cause), { cause });
   }
 }
 
@@ -145,7 +146,7 @@ export class SshTransport implements TransportV1 {
       } catch (error) {
         if (host.identityFilesExplicit)
           problems.push(
-            `the identity file ${file} cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+            `the identity file ${file} cannot be read (${(error as NodeJS.ErrnoException).code ?? getErrorMessage(error)})`,
           );
         continue;
       }

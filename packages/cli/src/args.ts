@@ -1,4 +1,5 @@
 import { type ParseArgsConfig, parseArgs } from 'node:util';
+import { getErrorMessage } from '@yonder/core';
 import { UsageError } from './usage-error.js';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
@@ -25,7 +26,7 @@ export function parse(argv: readonly string[], options: Options, command: string
     return { values: values as Parsed['values'], positionals, rest };
   } catch (error) {
     throw new UsageError(
-      `${(error as Error).message.replace(/\. To specify.*$/s, '')}. See "yonder ${command} --help".`,
+      `${getErrorMessage(error).replace(/\. To specify.*$/s, '')}. See "yonder ${command} --help".`,
     );
   }
 }

@@ -85,6 +85,7 @@ const ROOT = {
     'YonderError',
     'YonderErrorCode',
     'YonderErrorOptions',
+    'getErrorMessage',
     'toYonderError',
   ],
   manager: ['JobManager', 'JobManagerOptions', 'ListOptions', 'RefreshOptions', 'WaitOptions'],

@@ -10,7 +10,7 @@ import {
   writeSync,
 } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type ProcessIdentity, YonderError } from '@yonder/core';
+import { getErrorMessage, type ProcessIdentity, YonderError } from '@yonder/core';
 import { currentProcessIdentity, isProcessAlive } from '@yonder/core/backend-kit';
 
 interface Holder extends ProcessIdentity {
@@ -128,7 +128,7 @@ function create(path: string, me: Holder): boolean {
         : '';
     throw new YonderError(
       'E_STORE',
-      `Cannot create lock ${path}: ${(error as Error).message}.${full}`,
+      `Cannot create lock ${path}: ${getErrorMessage(error)}.${full}`,
       {
         cause: error,
       },

@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   CorruptRecordError,
+  getErrorMessage,
   type JobRecord,
   type LeaseV1,
   type ListJobsOptionsV1,
@@ -50,7 +51,7 @@ function storeError(action: string, path: string, error: unknown): YonderError {
         : '';
   return new YonderError(
     'E_STORE',
-    `Could not ${action} ${path}: ${(error as Error).message}.${hint}`,
+    `Could not ${action} ${path}: ${getErrorMessage(error)}.${hint}`,
     { cause: error },
   );
 }
@@ -64,7 +65,7 @@ function parseJob(path: string, text: string): JobRecord {
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw new CorruptRecordError(path, `not valid JSON (${(error as Error).message})`, error);
+    throw new CorruptRecordError(path, `not valid JSON (${getErrorMessage(error)})`, error);
   }
   const job = value as JobRecord;
   if (
@@ -158,7 +159,7 @@ export class FsStore implements StoreV1 {
     try {
       return JSON.parse(text) as Profile;
     } catch (error) {
-      throw new CorruptRecordError(path, `not valid JSON (${(error as Error).message})`, error);
+      throw new CorruptRecordError(path, `not valid JSON (${getErrorMessage(error)})`, error);
     }
   }
 
@@ -179,7 +180,7 @@ export class FsStore implements StoreV1 {
       try {
         profiles.push(JSON.parse(readFileSync(path, 'utf8')) as Profile);
       } catch (error) {
-        problems.push({ location: path, message: `Corrupt profile: ${(error as Error).message}` });
+        problems.push({ location: path, message: `Corrupt profile: ${getErrorMessage(error)}` });
       }
     }
     profiles.sort((a, b) => a.name.toLowerCase().localeCompare(b.name.toLowerCase()));
@@ -347,7 +348,7 @@ export class FsStore implements StoreV1 {
             CorruptRecordError.isInstance(error) && 'path' in error
               ? String(error.path)
               : this.jobPath(id),
-          message: (error as Error).message,
+          message: getErrorMessage(error),
         });
       }
     }

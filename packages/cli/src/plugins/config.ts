@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { Type, ValidationError, YonderError } from '@yonder/core';
+import { getErrorMessage, Type, ValidationError, YonderError } from '@yonder/core';
 import { checkSchema } from '@yonder/core/backend-kit';
 
 const PluginEntrySchema = Type.Union([
@@ -67,7 +67,7 @@ export function readConfig(env: NodeJS.ProcessEnv): UserConfig {
     }
     throw new YonderError(
       'E_INVALID_CONFIG',
-      `Cannot read the yonder config ${path}: ${(error as Error).message}`,
+      `Cannot read the yonder config ${path}: ${getErrorMessage(error)}`,
       { cause: error },
     );
   }
@@ -77,7 +77,7 @@ export function readConfig(env: NodeJS.ProcessEnv): UserConfig {
   } catch (error) {
     throw new YonderError(
       'E_INVALID_CONFIG',
-      `The yonder config ${path} is not valid JSON: ${(error as Error).message}`,
+      `The yonder config ${path} is not valid JSON: ${getErrorMessage(error)}`,
       { cause: error },
     );
   }

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { JobSpec, JsonObject, Resources } from '@yonder/core';
+import { getErrorMessage } from '@yonder/core';
 import { integerOption, pairs, parse } from '../../args.js';
 import type { Command } from '../../command.js';
 import { envelope, jobJson } from '../../output.js';
@@ -29,13 +30,13 @@ function readSettings(path: string, cwd: string): JsonObject {
   try {
     text = readFileSync(full, 'utf8');
   } catch (error) {
-    throw new UsageError(`--settings: cannot read ${full}: ${(error as Error).message}`);
+    throw new UsageError(`--settings: cannot read ${full}: ${getErrorMessage(error)}`);
   }
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw new UsageError(`--settings: ${full} is not valid JSON: ${(error as Error).message}`);
+    throw new UsageError(`--settings: ${full} is not valid JSON: ${getErrorMessage(error)}`);
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new UsageError(`--settings: ${full} must hold a JSON object.`);
@@ -49,7 +50,7 @@ function readSecretsFile(path: string, cwd: string): Record<string, string> {
   try {
     text = readFileSync(full, 'utf8');
   } catch (error) {
-    throw new UsageError(`--secrets-file: cannot read ${full}: ${(error as Error).message}`);
+    throw new UsageError(`--secrets-file: cannot read ${full}: ${getErrorMessage(error)}`);
   }
   const out: Record<string, string> = {};
   text.split('\n').forEach((line, index) => {

@@ -175,7 +175,7 @@ export function createWorkstationBackend(
     const home = String(report.facts.home ?? '');
     return home.startsWith('/') ? `${home}/${HOME_WORKDIR}` : null;
   };
-  const noWorkdir = 'the remote $HOME is not an absolute path: set a workdir (--workdir)';
+  const noWorkdir = 'the remote $HOME is not an absolute path: set a workdir in the profile';
 
   /** The target's facts, ready for jobs of this profile, and the work directory. */
   const ready = async (
