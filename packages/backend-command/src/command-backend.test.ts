@@ -16,6 +16,12 @@ const valid = {
   cancel: 'qdel {external_id}',
 };
 
+describe('command backend capabilities', () => {
+  it('gives a job no source knows two minutes before it may be called lost', () => {
+    expect(backend.capabilities.absentGraceSeconds).toBe(120);
+  });
+});
+
 describe('command profile validation', () => {
   it('accepts a complete profile', () => {
     expect(backend.validateProfile(profile(valid))).toEqual([]);

@@ -11,6 +11,11 @@ import { slurmSubmit } from './slurm-submit.js';
 export const SLURM_BACKEND_ID = 'slurm';
 /** A submit younger than this may still be in flight: recovery does not give up on it yet. */
 const SLURM_SUBMIT_GRACE_SECONDS = 200;
+/**
+ * A job no source vouches for is lost only after this long (and a few healthy polls): sacct
+ * lags behind squeue, and a purged job's record may take a while to reach accounting.
+ */
+const SLURM_ABSENT_GRACE_SECONDS = 120;
 
 /** What a caller (a test, mostly) may set when making the backend; the defaults suit a real cluster. */
 export interface SlurmBackendSettings {
@@ -20,17 +25,23 @@ export interface SlurmBackendSettings {
    * Default SLURM_SUBMIT_GRACE_SECONDS (200: longer than sbatch may take under load).
    */
   readonly submitGraceSeconds?: number;
+  /**
+   * Seconds a job may be missing from every source (squeue, sacct, its wrapper's files) before
+   * the manager declares it lost; declared as `capabilities.absentGraceSeconds`.
+   * Default SLURM_ABSENT_GRACE_SECONDS (120).
+   */
+  readonly absentGraceSeconds?: number;
 }
 
 /**
  * The Slurm backend: sbatch, squeue, sacct and scancel through the profile's transport
  * (this machine when the profile has no host, a login node over SSH when it has one).
- * @throws RangeError when `submitGraceSeconds` is not a finite number of seconds, 0 or more.
+ * @throws RangeError when `submitGraceSeconds` or `absentGraceSeconds` is not a finite number
+ *   of seconds, 0 or more.
  */
 export function createSlurmBackend(settings: SlurmBackendSettings = {}): BackendV1<SlurmOptions> {
-  const submitGraceSeconds = settings.submitGraceSeconds ?? SLURM_SUBMIT_GRACE_SECONDS;
-  if (!Number.isFinite(submitGraceSeconds) || submitGraceSeconds < 0)
-    throw new RangeError(`submitGraceSeconds must be 0 or more, got ${submitGraceSeconds}`);
+  const submitGraceSeconds = seconds('submitGraceSeconds', settings, SLURM_SUBMIT_GRACE_SECONDS);
+  const absentGraceSeconds = seconds('absentGraceSeconds', settings, SLURM_ABSENT_GRACE_SECONDS);
   return {
     specificationVersion: 'v1',
     id: SLURM_BACKEND_ID,
@@ -41,6 +52,7 @@ export function createSlurmBackend(settings: SlurmBackendSettings = {}): Backend
       recoverSubmit: true,
       logs: true,
       submitGraceSeconds,
+      absentGraceSeconds,
       transport: 'ssh',
     },
     optionsSchema: SlurmOptionsSchema,
@@ -97,4 +109,16 @@ export function createSlurmBackend(settings: SlurmBackendSettings = {}): Backend
       );
     },
   };
+}
+
+/** One of the settings in seconds, or its default. */
+function seconds(
+  name: keyof SlurmBackendSettings,
+  settings: SlurmBackendSettings,
+  fallback: number,
+): number {
+  const value = settings[name] ?? fallback;
+  if (!Number.isFinite(value) || value < 0)
+    throw new RangeError(`${name} must be 0 or more, got ${value}`);
+  return value;
 }

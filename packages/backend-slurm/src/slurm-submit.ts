@@ -6,6 +6,7 @@ import {
   type ProbeReportV1,
   type SubmitRequestV1,
   type SubmitResultV1,
+  ValidationError,
   YonderError,
 } from '@yonder/core';
 import {
@@ -16,8 +17,8 @@ import {
   withoutField,
 } from '@yonder/core/backend-kit';
 import { isTransientSbatchFailure, parseSbatchId, sbatchFailure } from './parse.js';
-import { isReservedOption, sbatchOptions, slurmJobName } from './sbatch-options.js';
-import { BATCH_SCRIPT, SUBMIT_SCRIPT } from './scripts.js';
+import { sbatchOptions, schedulerOptionIssues, slurmJobName } from './sbatch-options.js';
+import { BATCH_SCRIPT, CWD_PROBLEMS, SUBMIT_SCRIPT } from './scripts.js';
 import { CANCEL_TIMEOUT_MS, commandFailure, slurmCommand } from './slurm-command.js';
 import type { SlurmOptions } from './slurm-options.js';
 import { slurmProbe, slurmWorkdir } from './slurm-probe.js';
@@ -60,7 +61,7 @@ export async function slurmSubmit(
     );
     return requests.map(() => ({ error }));
   }
-  const prepared = requests.map((request) => prepare(request, report, options));
+  const prepared = requests.map((request) => prepare(request, options, report));
   const sendable = prepared.flatMap((entry, index) =>
     YonderError.isInstance(entry) ? [] : [{ index, entry }],
   );
@@ -122,15 +123,15 @@ export async function slurmSubmit(
 }
 
 /** The sbatch arguments, payload and Slurm job name of one request (or why it cannot be sent). */
-function prepare(request: SubmitRequestV1, report: ProbeReportV1, options: SlurmOptions) {
+function prepare(request: SubmitRequestV1, options: SlurmOptions, report: ProbeReportV1) {
   const workdir = slurmWorkdir(request.profile, report);
-  const reserved = request.schedulerOptions.find(isReservedOption);
-  if (reserved) {
-    return new YonderError(
+  const refused = schedulerOptionIssues(request.schedulerOptions);
+  if (refused.length > 0)
+    return new ValidationError(
       'E_INVALID_JOB_SPEC',
-      `schedulerOptions: "${reserved}" is set by yonder itself; use the job's name, cwd and resources instead.`,
+      'sbatch cannot be given these options',
+      refused,
     );
-  }
   const jobName = slurmJobName(request.id, request.name);
   const { input, lengths } = jobPayload(request.env, request.secrets, request.settingsText);
   const sbatch = sbatchOptions(request, jobName, options);
@@ -143,6 +144,8 @@ function prepare(request: SubmitRequestV1, report: ProbeReportV1, options: Slurm
     request.id,
     lengths,
     BATCH_SCRIPT,
+    request.cwd ?? '',
+    options.requeue ? '1' : '0',
     String(sbatch.length),
     ...sbatch,
     ...argv,
@@ -165,12 +168,18 @@ async function outcomeOf(
   options: SlurmOptions,
   context: BackendContextV1,
 ): Promise<SubmitResultV1> {
+  const cwdProblem = CWD_PROBLEMS[status];
+  if (cwdProblem !== undefined)
+    throw new YonderError(
+      'E_SUBMIT_REFUSED',
+      `cwd: the job's working directory ${request.cwd} ${cwdProblem}; nothing was submitted.`,
+    );
   if (status !== 0) {
     const message = sbatchFailure(err || out);
     if (status === 17 || status === 19) throw new YonderError('E_SUBMIT_FAILED', message);
     if (isTransientSbatchFailure(err))
       throw new YonderError('E_SCHEDULER_UNAVAILABLE', `sbatch: ${message}`);
-    throw new YonderError('E_SUBMIT_FAILED', `Slurm refused the job: ${message}`);
+    throw new YonderError('E_SUBMIT_REFUSED', `Slurm refused the job: ${message}`);
   }
   const jobDir = outputField(out, 'DIR');
   const answer = parseSbatchId(withoutField(out, 'DIR'));

@@ -73,6 +73,34 @@ describe('yonder with a Slurm profile, as a new user would', () => {
       failureKind: 'application',
     });
 
+    // The documented spaced form: the word after --scheduler-option is its value, dashes and all.
+    const spaced = await yonder([
+      'submit',
+      '--profile',
+      'hpc',
+      '--scheduler-option',
+      '--job-name',
+      '--',
+      'true',
+    ]);
+    expect(spaced.code).toBe(1);
+    expect(spaced.stderr).toContain('schedulerOptions: "--job-name');
+    const nice = await yonder([
+      'submit',
+      '--profile',
+      'hpc',
+      '--scheduler-option',
+      '--nice=10',
+      '--',
+      'sh',
+      '-c',
+      'squeue -h -j "$SLURM_JOB_ID" -o %y',
+    ]);
+    expect(nice.code, nice.stderr).toBe(0);
+    const niceId = nice.stdout.trim();
+    expect((await yonder(['wait', niceId, '--timeout', '120'])).code).toBe(0);
+    expect((await yonder(['logs', niceId])).stdout.trim()).toBe('10');
+
     const long = (await yonder(['submit', '--profile', 'hpc', '--', 'sleep', '300'])).stdout.trim();
     const cancel = await yonder(['cancel', long]);
     expect(cancel.code, cancel.stderr).toBe(0);

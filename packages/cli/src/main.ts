@@ -23,6 +23,7 @@ Usage:
                  [--ssh-config FILE] [--accept-new-host-keys] [--max-channels N] [--force]
   yonder profile list | show NAME | remove NAME | check NAME | schema
   yonder plugins [--json]
+  yonder ui [--port N] [--no-open]                 (needs @yonder/ui)
 
 JOB is a job id or an unambiguous prefix of one. --profile defaults to $YONDER_PROFILE, else "local".
 The ledger lives in $YONDER_STATE_DIR, else $XDG_STATE_HOME/yonder, else ~/.local/state/yonder.
@@ -40,6 +41,7 @@ const COMMANDS: Record<string, () => Promise<{ run: Command }>> = {
   cancel: () => import('./commands/cancel/index.js'),
   profile: () => import('./commands/profile/index.js'),
   plugins: () => import('./commands/plugins/index.js'),
+  ui: () => import('./commands/ui/index.js'),
 };
 
 function wantsJson(argv: readonly string[]): boolean {
@@ -71,7 +73,7 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
     const load = COMMANDS[name];
     if (!load)
       throw new UsageError(
-        `Unknown command "${name}". Commands: submit, list, status, wait, logs, cancel, profile, plugins.`,
+        `Unknown command "${name}". Commands: submit, list, status, wait, logs, cancel, profile, plugins, ui.`,
       );
     const { run } = await load();
     return await run(rest, context);

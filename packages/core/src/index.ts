@@ -4,11 +4,7 @@
  * memory store and test helpers in `@yonder/core/testing`, the conformance kit in
  * `@yonder/core/conformance`; state-changing internals are not exported.
  */
-export {
-  createLocalBackend,
-  LOCAL_BACKEND_ID,
-  type LocalBackendOptions,
-} from './backend/local/local-backend.js';
+export { createLocalBackend, type LocalBackendOptions } from './backend/local/local-backend.js';
 export {
   createWorkstationBackend,
   type WorkstationBackendOptions,
@@ -22,6 +18,7 @@ export {
   type RefreshOptions,
   type WaitOptions,
 } from './manager/job-manager.js';
+export type { JobEvent, JobWatch, WatchJobsOptions } from './manager/watch-jobs.js';
 export { registerPlugin } from './registry/register-plugin.js';
 export {
   createRegistry,

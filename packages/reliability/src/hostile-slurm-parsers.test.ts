@@ -172,6 +172,7 @@ describe('Slurm output parsers (properties)', () => {
       createdAt: new Date().toISOString(),
       cancelRequested: false,
       profile: { name: 'hpc', backend: 'slurm' },
+      options: {},
       data: { jobName: name, jobDir: '/tmp/x', log: '/tmp/x/job.log', marker: 'm', cluster: null },
     });
     const states = fc.constantFrom(
@@ -213,11 +214,14 @@ describe('Slurm output parsers (properties)', () => {
               exitCode: accounted[2],
               comment: '',
             });
-          const observation = reconcile(
-            job(id, ourName),
-            queue,
-            accounted === null ? null : accounting,
-          );
+          const observation = reconcile(job(id, ourName), {
+            queued: queue.get(id),
+            accounting:
+              accounted === null
+                ? { error: { code: 'E_SCHEDULER_UNAVAILABLE', message: 'sacct failed' } }
+                : { rows: accounting },
+            files: { run: 0, started: false, exitCode: null },
+          });
           if (observation.kind === 'found') {
             const fromQueue = queued && queued[0] === ourName;
             const fromAccounting = accounted && accounted[0] === ourName;

@@ -4,9 +4,4 @@ export { getErrorMessage } from './get-error-message.js';
 export { NoSuchPluginError, type PluginKind } from './no-such-plugin-error.js';
 export { UnsupportedVersionError } from './unsupported-version-error.js';
 export { ValidationError, type ValidationIssue } from './validation-error.js';
-export {
-  toYonderError,
-  YonderError,
-  type YonderErrorCode,
-  type YonderErrorOptions,
-} from './yonder-error.js';
+export { toYonderError, YonderError, type YonderErrorCode } from './yonder-error.js';

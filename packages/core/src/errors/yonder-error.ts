@@ -23,6 +23,8 @@ export type YonderErrorCode =
   | 'E_TIMEOUT'
   | 'E_SCHEDULER_UNAVAILABLE'
   | 'E_SUBMIT_FAILED'
+  /** The target refused the job as submitted: the submitter's to fix (failure kind `submission`). */
+  | 'E_SUBMIT_REFUSED'
   | 'E_CANCEL_FAILED'
   | 'E_NO_SUCH_JOB'
   | 'E_AMBIGUOUS_JOB'

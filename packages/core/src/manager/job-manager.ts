@@ -19,6 +19,7 @@ import { submitJobs } from './submit-jobs.js';
 import { TransportCache } from './transport-cache.js';
 import { type WaitOptions, waitForCancelled, waitForJobs } from './wait-for-jobs.js';
 import { type Backoff, timerSleep } from './wait-loop.js';
+import { type JobWatch, type WatchJobsOptions, watchJobs } from './watch-jobs.js';
 
 export { BUILTIN_LOCAL_PROFILE } from './profiles.js';
 export type { RefreshOptions } from './refresh-jobs.js';
@@ -49,7 +50,10 @@ export interface JobManagerOptions {
    */
   backoff?: Partial<Backoff>;
   policy?: StatePolicy;
-  /** Polls of one target closer together than this are shared, not repeated. Default 1000 ms. */
+  /**
+   * @deprecated Ignored. A refresh shares another process's poll of the same target only when
+   * that poll completes after the refresh began; otherwise it polls (one command per target).
+   */
   minPollIntervalMs?: number;
   /** The longest one poll may hold its lease. Default 120 s. */
   leaseTtlMs?: number;
@@ -106,11 +110,11 @@ export class JobManager {
       backoff: { ...DEFAULT_BACKOFF, ...options.backoff },
       cancelBackoff: { ...DEFAULT_CANCEL_BACKOFF, ...options.backoff },
       policy: options.policy ?? DEFAULT_STATE_POLICY,
-      minPollIntervalMs: options.minPollIntervalMs ?? 1000,
       leaseTtlMs: options.leaseTtlMs ?? 120_000,
       resolveBackend: options.resolveBackend ?? (async (id) => registry.backend(id)),
       resolveTransport,
-      async backendContext(profile, backend, options = backendOptions(backend, profile)) {
+      async backendContext(profile, backend) {
+        const options = backendOptions(backend, profile);
         return { transport: await transports.get(profile, backend), options, stateDirectory };
       },
     };
@@ -275,6 +279,15 @@ export class JobManager {
     options: { lines?: number; onNotice?: (text: string) => void; signal?: AbortSignal } = {},
   ): Promise<JobRecord> {
     return followJobLog(this.context, await this.resolve(reference), write, options);
+  }
+
+  /**
+   * Every change to the ledger's jobs, made by this process or any other sharing the ledger:
+   * created, state changed, poll failed, log grew (with `logSizes`). Refreshes go through this
+   * manager, one shared poll per target. End it with `options.signal` or the watch's `close()`.
+   */
+  watch(options: WatchJobsOptions = {}): JobWatch {
+    return watchJobs(this, options);
   }
 
   async close(): Promise<void> {

@@ -18,7 +18,6 @@ import { transition } from '../state/apply-observation.js';
 import { validateJobSpec } from '../validation/validate-job-spec.js';
 import type { ManagerContext } from './manager-context.js';
 import { normaliseProfile } from './normalise-profile.js';
-import { backendOptions } from './profile-options.js';
 import { readProfile } from './profiles.js';
 
 type Outcome = SubmitResultV1 | { readonly error: unknown };
@@ -53,17 +52,25 @@ export async function submitJobs(
     specs.length === 1 ? 'The job cannot be submitted' : 'The jobs cannot be submitted',
     issues,
   );
-  const profileOptions = backendOptions(backend, profile);
+  // The transport is found, and the options checked, before anything is written: a profile
+  // whose transport is missing or whose options do not fit leaves no record behind.
+  const backendContext = await context.backendContext(profile, backend);
   const prepared: Array<{ record: JobRecord; request: SubmitRequestV1 }> = [];
   for (const spec of specs) {
-    const { record, settingsText } = newRecord(context, spec, profile, backend, profileOptions);
+    const { record, settingsText } = newRecord(
+      context,
+      spec,
+      profile,
+      backend,
+      backendContext.options,
+    );
     await context.store.createJob(record);
     prepared.push({ record, request: submitRequest(record, spec.secrets ?? {}, settingsText) });
   }
   const outcomes = await askBackend(
     backend,
     prepared.map((entry) => entry.request),
-    await context.backendContext(profile, backend, profileOptions),
+    backendContext,
   );
   const records: JobRecord[] = [];
   let firstError: YonderError | null = null;
@@ -200,6 +207,7 @@ function recordSubmitFailure(
   backend: BackendV1,
 ): Promise<JobRecord> {
   const unknownOutcome = failure.code === 'E_TIMEOUT' || failure.code === 'E_TRANSPORT';
+  const refused = failure.code === 'E_SUBMIT_REFUSED';
   return context.store.updateJob(id, (job) => {
     const base: JobRecord = {
       ...job,
@@ -213,8 +221,12 @@ function recordSubmitFailure(
       'failed',
       {
         source: 'submit',
-        reason: unknownOutcome ? 'submit-outcome-unknown' : 'submit-failed',
-        failureKind: 'infrastructure',
+        reason: unknownOutcome
+          ? 'submit-outcome-unknown'
+          : refused
+            ? 'submit-refused'
+            : 'submit-failed',
+        failureKind: refused ? 'submission' : 'infrastructure',
       },
       context.now(),
     );

@@ -5,6 +5,7 @@ import { YonderError } from '../errors/yonder-error.js';
 import type { BackendV1 } from '../spec/backend/v1/backend-v1.js';
 import type { StoreFactoryV1 } from '../spec/store/v1/store-factory-v1.js';
 import type { TransportFactoryV1 } from '../spec/transport/v1/transport-factory-v1.js';
+import { createLocalTransport } from '../transport/local-transport.js';
 import { PLUGIN_ID_PATTERN } from '../validation/validate-fields.js';
 
 export const SUPPORTED_SPECIFICATION_VERSIONS = ['v1'] as const;
@@ -83,7 +84,8 @@ export function assertBackend(value: unknown, what = 'The backend'): asserts val
 
 /**
  * The map from string ids to plugins. An unknown id is an error that lists what is available
- * (and, when known, which package to install).
+ * (and, when known, which package to install). The built-in `local` transport is always
+ * registered, unless the entries give their own.
  */
 export function createRegistry(entries: RegistryEntries = {}): Registry {
   const backends = new Map<string, { backend: BackendV1; origin?: PluginOrigin }>();
@@ -176,6 +178,8 @@ export function createRegistry(entries: RegistryEntries = {}): Registry {
   for (const backend of entries.backends ?? []) registry.addBackend(backend);
   for (const [id, factory] of Object.entries(entries.transports ?? {}))
     registry.addTransport(id, factory);
+  // The built-in local transport is always there (a registry may give its own instead).
+  if (!transports.has('local')) registry.addTransport('local', () => createLocalTransport());
   for (const [id, factory] of Object.entries(entries.stores ?? {})) registry.addStore(id, factory);
   return registry;
 }

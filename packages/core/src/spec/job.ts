@@ -12,7 +12,13 @@ export type JobState =
   | 'unknown';
 
 /** Whose fault a failure is. */
-export type FailureKind = 'application' | 'infrastructure';
+/**
+ * Whose failure it was: the job's own (`application`: non-zero exit, timeout, out of memory),
+ * the submitter's (`submission`: the target refused the job as asked — an unknown partition,
+ * impossible memory, a missing working directory), or the system's (`infrastructure`: a node
+ * failure, the target unreachable, lost).
+ */
+export type FailureKind = 'application' | 'submission' | 'infrastructure';
 
 /** What a job asks of the scheduler. Backends declare which of these they honour. */
 export interface Resources {

@@ -139,6 +139,7 @@ process.stdout.write(JSON.stringify(result.data));`,
       createdAt: new Date().toISOString(),
       cancelRequested: true,
       profile: { name: 'local', backend: 'local' },
+      options: {},
       data: {
         ...identity!,
         startTime: String(Number(identity!.startTime) - 1),

@@ -87,6 +87,7 @@ function asJob(id: string, data: BackendJobV1['data']): BackendJobV1 {
     createdAt: new Date().toISOString(),
     cancelRequested: false,
     profile,
+    options: {},
     data,
   };
 }

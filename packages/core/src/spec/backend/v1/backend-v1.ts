@@ -55,7 +55,7 @@ export interface BackendContextV1<Options = JsonObject> {
 }
 
 /** A job as a backend sees it when polling, cancelling or reading logs. */
-export interface BackendJobV1 {
+export interface BackendJobV1<Options = JsonObject> {
   readonly id: string;
   readonly name: string;
   readonly externalId: string | null;
@@ -63,6 +63,12 @@ export interface BackendJobV1 {
   readonly createdAt: string;
   readonly cancelRequested: boolean;
   readonly profile: Profile;
+  /**
+   * The options of the job's profile (as recorded at submit), checked against the backend's
+   * `optionsSchema` like `context.options`: jobs polled together may differ in options that
+   * are not part of their `targetKey`.
+   */
+  readonly options: Options;
   /** What the backend returned as `data` at submit. */
   readonly data: JsonObject;
 }
@@ -218,7 +224,7 @@ export interface BackendV1<Options = JsonObject> {
    * every job counts as a failed query.
    */
   poll(
-    jobs: readonly BackendJobV1[],
+    jobs: readonly BackendJobV1<Options>[],
     context: BackendContextV1<Options>,
   ): Promise<ReadonlyMap<string, ObservationV1>>;
   /**
@@ -226,7 +232,7 @@ export interface BackendV1<Options = JsonObject> {
    * @throws YonderError when the target cannot be reached at all.
    */
   cancel(
-    jobs: readonly BackendJobV1[],
+    jobs: readonly BackendJobV1<Options>[],
     context: BackendContextV1<Options>,
     options: { readonly force: boolean },
   ): Promise<ReadonlyMap<string, CancelOutcomeV1>>;
@@ -235,7 +241,7 @@ export interface BackendV1<Options = JsonObject> {
    * @throws YonderError `E_LOG_UNAVAILABLE` when it cannot be read.
    */
   readLog(
-    job: BackendJobV1,
+    job: BackendJobV1<Options>,
     options: ReadLogOptionsV1,
     context: BackendContextV1<Options>,
   ): Promise<LogChunkV1>;
