@@ -1,4 +1,4 @@
-import { parseTemplate } from '@yonder/core';
+import { parseTemplate } from '@yonder/core/backend-kit';
 import { describe, expect, it } from 'vitest';
 import { createCommandBackend, renderCommand } from './command-backend.js';
 import { PLACEHOLDERS } from './command-options.js';

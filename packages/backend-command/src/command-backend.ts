@@ -4,25 +4,22 @@ import {
   type BackendJobV1,
   type BackendV1,
   type CancelOutcomeV1,
-  cachedProbe,
-  checkTemplate,
+  getErrorMessage,
   type LogChunkV1,
   type ProbeReportV1,
   type Profile,
   type RunResultV1,
-  readRemoteLog,
-  tailLines,
   type ValidationIssue,
   YonderError,
 } from '@yonder/core';
-import { CommandOptionsSchema, PLACEHOLDERS } from './command-options.js';
+import { cachedProbe, checkTemplate, readRemoteLog, tailLines } from '@yonder/core/backend-kit';
+import { type CommandOptions, CommandOptionsSchema, PLACEHOLDERS } from './command-options.js';
 import { commandPoll } from './command-poll.js';
 import { commandSubmit } from './command-submit.js';
 import {
   BATCH,
   backendKey,
   commandFailure,
-  commandOptions,
   jobValues,
   parsedTemplates,
   renderCommand,
@@ -39,19 +36,19 @@ export const COMMAND_BACKEND_ID = 'command';
  * (optionally) logs command templates, run through the profile's transport. yonder writes the
  * job script, so exit codes are known even when the scheduler never reports them.
  */
-export function createCommandBackend(): BackendV1 {
+export function createCommandBackend(): BackendV1<CommandOptions> {
   const probe = (
     profile: Profile,
-    context: BackendContextV1,
+    context: BackendContextV1<CommandOptions>,
     fresh: boolean,
   ): Promise<ProbeReportV1> =>
     cachedProbe(
       context.stateDirectory,
-      `command|${context.transport.target}|${backendKey(profile)}`,
+      `command|${context.transport.target}|${backendKey(context.options)}`,
       3_600_000,
       fresh,
       async (): Promise<ProbeReportV1> => {
-        const programs = Object.values(parsedTemplates(profile)).map((template) => {
+        const programs = Object.values(parsedTemplates(context.options)).map((template) => {
           const first = template.words[0]?.[0];
           return first && 'literal' in first ? first.literal : '';
         });
@@ -74,7 +71,7 @@ export function createCommandBackend(): BackendV1 {
           (program) => `the program "${program}" is not found on the target`,
         );
         if (!home.startsWith('/') && !profile.workdir)
-          problems.push('the remote $HOME is not an absolute path: set a workdir (--workdir)');
+          problems.push('the remote $HOME is not an absolute path: set a workdir in the profile');
         return {
           ok: problems.length === 0,
           facts: { transport: context.transport.target, home, programs: programs.filter(Boolean) },
@@ -83,7 +80,7 @@ export function createCommandBackend(): BackendV1 {
       },
     );
 
-  const backend: BackendV1 = {
+  const backend: BackendV1<CommandOptions> = {
     specificationVersion: 'v1',
     id: COMMAND_BACKEND_ID,
     capabilities: {
@@ -100,11 +97,12 @@ export function createCommandBackend(): BackendV1 {
     optionsSchema: CommandOptionsSchema,
 
     validateProfile(profile) {
-      const opts = commandOptions(profile);
+      // Reported beside the schema's issues, so the options may not fit it yet: read as JSON.
+      const opts = profile.options ?? {};
       const issues: ValidationIssue[] = [];
       const check = (field: 'submit' | 'status' | 'cancel' | 'logs', needs: string[][]): void => {
         const text = opts[field];
-        if (text === undefined) return;
+        if (typeof text !== 'string') return;
         const { issues: found, parsed } = checkTemplate(text, `options.${field}`, PLACEHOLDERS);
         issues.push(...found);
         if (parsed) {
@@ -122,21 +120,21 @@ export function createCommandBackend(): BackendV1 {
       check('status', [['external_id', 'external_ids']]);
       check('cancel', [['external_id', 'external_ids']]);
       check('logs', [['external_id', 'log']]);
-      if (opts.idPattern !== undefined) {
+      if (typeof opts.idPattern === 'string') {
         try {
           new RegExp(opts.idPattern);
         } catch (error) {
           issues.push({
             path: 'options.idPattern',
-            message: `is not a valid regular expression: ${(error as Error).message}`,
+            message: `is not a valid regular expression: ${getErrorMessage(error)}`,
           });
         }
       }
       return issues;
     },
 
-    targetKey(profile) {
-      return `command:${profile.host ?? 'local'}:${backendKey(profile)}`;
+    targetKey(profile, options) {
+      return `command:${profile.host ?? 'local'}:${backendKey(options)}`;
     },
 
     probe: (profile, context) => probe(profile, context, true),
@@ -157,7 +155,7 @@ export function createCommandBackend(): BackendV1 {
       const out = new Map<string, CancelOutcomeV1>();
       const first = jobs[0];
       if (!first) return out;
-      const templates = parsedTemplates(first.profile);
+      const templates = parsedTemplates(context.options);
       const live = jobs.filter((job) => job.externalId !== null);
       const record = (chunk: readonly BackendJobV1[], result: RunResultV1): void => {
         for (const job of chunk) {
@@ -182,7 +180,6 @@ export function createCommandBackend(): BackendV1 {
             chunk,
             await runCommand(
               context,
-              first.profile,
               renderCommand(
                 templates.cancel,
                 jobValues(chunk[0] as BackendJobV1),
@@ -198,7 +195,6 @@ export function createCommandBackend(): BackendV1 {
             [job],
             await runCommand(
               context,
-              first.profile,
               renderCommand(templates.cancel, jobValues(job), [], 'options.cancel'),
             ),
           );
@@ -207,12 +203,11 @@ export function createCommandBackend(): BackendV1 {
     },
 
     async readLog(job, readOptions, context): Promise<LogChunkV1> {
-      const template = parsedTemplates(job.profile).logs;
+      const template = parsedTemplates(context.options).logs;
       if (!template)
         return readRemoteLog(context.transport, String(job.data.log ?? ''), readOptions);
       const result = await runCommand(
         context,
-        job.profile,
         renderCommand(template, jobValues(job), [], 'options.logs'),
       );
       if (result.exitCode !== 0)

@@ -2,19 +2,17 @@
 import {
   type BackendContextV1,
   type BackendJobV1,
-  exitObservation,
   type FoundObservationV1,
   type JobState,
-  normaliseState,
   type ObservationV1,
-  type Profile,
   type RunResultV1,
   toYonderError,
 } from '@yonder/core';
+import { exitObservation, normaliseState } from '@yonder/core/backend-kit';
+import type { CommandOptions } from './command-options.js';
 import {
   BATCH,
   commandFailure,
-  commandOptions,
   jobValues,
   parsedTemplates,
   renderCommand,
@@ -83,14 +81,14 @@ function statusFailure(result: RunResultV1): Failure {
 }
 
 /** A status line as an observation: the profile's own `states` first, then the shared table. */
-function stateOf(line: StatusLine, profile: Profile): FoundObservationV1 {
-  const extra = commandOptions(profile).states;
+function stateOf(line: StatusLine, opts: CommandOptions): FoundObservationV1 {
+  const extra = opts.states;
   const mapped = extra
     ? Object.entries(extra).find(([word]) => word.toLowerCase() === line.state.toLowerCase())?.[1]
     : undefined;
   const normalised = mapped
     ? {
-        state: mapped as JobState,
+        state: mapped,
         failureKind: mapped === 'failed' ? ('application' as const) : null,
         reason: null,
         exitCode: null,
@@ -117,14 +115,12 @@ function stateOf(line: StatusLine, profile: Profile): FoundObservationV1 {
  */
 export async function commandPoll(
   jobs: readonly BackendJobV1[],
-  context: BackendContextV1,
+  context: BackendContextV1<CommandOptions>,
 ): Promise<Map<string, ObservationV1>> {
   const out = new Map<string, ObservationV1>();
-  const first = jobs[0];
-  if (!first) return out;
-  const profile = first.profile;
+  if (jobs.length === 0) return out;
   const live = jobs.filter((job) => job.externalId !== null);
-  const listings = await listJobs(live, profile, context);
+  const listings = await listJobs(live, context);
   const settle: BackendJobV1[] = [];
   for (const job of live) {
     const listing = listings.get(job.id) as Listing | Failure;
@@ -132,7 +128,7 @@ export async function commandPoll(
       out.set(job.id, { kind: 'query-failed', source: 'status', error: listing.error });
       continue;
     }
-    const found = listing.line ? stateOf(listing.line, profile) : undefined;
+    const found = listing.line ? stateOf(listing.line, context.options) : undefined;
     if (found && !TERMINAL.has(found.state)) out.set(job.id, found);
     else settle.push(job);
   }
@@ -140,7 +136,12 @@ export async function commandPoll(
   for (const job of settle)
     out.set(
       job.id,
-      settled(job, listings.get(job.id) as Listing, files.get(job.id) as WrapperFiles | Failure),
+      settled(
+        job,
+        listings.get(job.id) as Listing,
+        files.get(job.id) as WrapperFiles | Failure,
+        context.options,
+      ),
     );
   return out;
 }
@@ -148,17 +149,14 @@ export async function commandPoll(
 /** Each job's listing by the status command, or why there is none. */
 async function listJobs(
   jobs: readonly BackendJobV1[],
-  profile: Profile,
-  context: BackendContextV1,
+  context: BackendContextV1<CommandOptions>,
 ): Promise<Map<string, Listing | Failure>> {
   const out = new Map<string, Listing | Failure>();
-  const template = parsedTemplates(profile).status;
+  const template = parsedTemplates(context.options).status;
   const call = (job: BackendJobV1, ids: readonly string[]) =>
-    runCommand(
-      context,
-      profile,
-      renderCommand(template, jobValues(job), ids, 'options.status'),
-    ).catch((error: unknown): Failure => ({ error: toYonderError(error, 'E_TRANSPORT').toJSON() }));
+    runCommand(context, renderCommand(template, jobValues(job), ids, 'options.status')).catch(
+      (error: unknown): Failure => ({ error: toYonderError(error, 'E_TRANSPORT').toJSON() }),
+    );
   if (template.placeholders.has('external_ids')) {
     for (let index = 0; index < jobs.length; index += BATCH) {
       const chunk = jobs.slice(index, index + BATCH);
@@ -239,8 +237,9 @@ function settled(
   job: BackendJobV1,
   listing: Listing,
   files: WrapperFiles | Failure,
+  options: CommandOptions,
 ): ObservationV1 {
-  const found = listing.line ? stateOf(listing.line, job.profile) : undefined;
+  const found = listing.line ? stateOf(listing.line, options) : undefined;
   if (!('error' in files) && files.exitCode !== null) {
     const code = files.exitCode;
     const exact = exitObservation(code, 'exit-code-file') as FoundObservationV1;

@@ -1,26 +1,24 @@
 /** Submit through a command profile: one remote command checks the working directory, prepares the job's directory and script, and runs the submit template. */
 import {
   type BackendContextV1,
-  JOB_WRAPPER_SCRIPT,
   type JsonObject,
-  jobPayload,
-  outputField,
-  PREPARE_JOB_DIRECTORY,
   type ProbeReportV1,
-  parseExternalId,
   type SubmitRequestV1,
   type SubmitResultV1,
-  shJoin,
-  shQuote,
-  withoutField,
   YonderError,
 } from '@yonder/core';
 import {
-  commandFailure,
-  commandOptions,
-  parsedTemplates,
-  renderCommand,
-} from './command-templates.js';
+  JOB_WRAPPER_SCRIPT,
+  jobPayload,
+  outputField,
+  PREPARE_JOB_DIRECTORY,
+  parseExternalId,
+  shJoin,
+  shQuote,
+  withoutField,
+} from '@yonder/core/backend-kit';
+import type { CommandOptions } from './command-options.js';
+import { commandFailure, parsedTemplates, renderCommand } from './command-templates.js';
 import { extractId } from './parse-status.js';
 
 /** SUBMIT_SCRIPT's `CWD <problem>` line for a working directory that cannot be used, and what each means. */
@@ -74,11 +72,11 @@ export function jobScript(jobDir: string, cwd: string, argv: readonly string[]):
  */
 export async function commandSubmit(
   request: SubmitRequestV1,
-  context: BackendContextV1,
+  context: BackendContextV1<CommandOptions>,
   report: ProbeReportV1,
 ): Promise<SubmitResultV1> {
-  const options = commandOptions(request.profile);
-  const templates = parsedTemplates(request.profile);
+  const { options } = context;
+  const templates = parsedTemplates(options);
   const workdir = request.profile.workdir ?? `${String(report.facts.home)}/.yonder/command`;
   const jobDir = `${workdir}/${request.id}`;
   const settingsPath = `${jobDir}/settings.json`;

@@ -3,21 +3,14 @@ import { createHash } from 'node:crypto';
 import {
   type BackendContextV1,
   type BackendJobV1,
-  type ParsedTemplate,
-  type Profile,
-  parseTemplate,
   type RunResultV1,
   YonderError,
 } from '@yonder/core';
+import { type ParsedTemplate, parseTemplate } from '@yonder/core/backend-kit';
 import { type CommandOptions, PLACEHOLDERS } from './command-options.js';
 
 /** At most this many jobs in one status or cancel call with `{external_ids}`. */
 export const BATCH = 200;
-
-/** The profile's options (checked against the schema when the profile was saved). */
-export function commandOptions(profile: Profile): CommandOptions {
-  return (profile.options ?? {}) as CommandOptions;
-}
 
 /** What a failed command said (the end of stderr, else of stdout), or its exit status. */
 export function commandFailure(result: RunResultV1): string {
@@ -63,11 +56,10 @@ export function renderCommand(
   return out;
 }
 
-/** The profile's templates, parsed. */
+/** The profile's templates (its options, as the backend gets them), parsed. */
 export function parsedTemplates(
-  profile: Profile,
+  opts: CommandOptions,
 ): Record<'submit' | 'status' | 'cancel', ParsedTemplate> & { logs?: ParsedTemplate } {
-  const opts = commandOptions(profile);
   return {
     submit: parseTemplate(opts.submit, 'options.submit', PLACEHOLDERS),
     status: parseTemplate(opts.status, 'options.status', PLACEHOLDERS),
@@ -93,18 +85,16 @@ export function jobValues(job: BackendJobV1): Record<string, string> {
 
 /** Run a rendered command through the transport, within the profile's time limit. */
 export function runCommand(
-  context: BackendContextV1,
-  profile: Profile,
+  context: BackendContextV1<CommandOptions>,
   argv: readonly string[],
 ): Promise<RunResultV1> {
   return context.transport.run(argv, {
-    timeoutMs: (commandOptions(profile).timeoutSeconds ?? 120) * 1000,
+    timeoutMs: (context.options.timeoutSeconds ?? 120) * 1000,
   });
 }
 
 /** A short key for a profile's commands: jobs are polled together only with the same commands. */
-export function backendKey(profile: Profile): string {
-  const opts = commandOptions(profile);
+export function backendKey(opts: CommandOptions): string {
   return createHash('sha256')
     .update(JSON.stringify([opts.status, opts.cancel, opts.states ?? {}]))
     .digest('hex')

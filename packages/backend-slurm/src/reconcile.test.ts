@@ -54,6 +54,7 @@ function job(
     createdAt: '2026-11-30T05:22:30.000Z',
     cancelRequested: false,
     profile: { name: 'hpc', backend: 'slurm' },
+    options: {},
     data: { jobName },
   };
 }

@@ -1,10 +1,6 @@
 /** One job's observation from what squeue, sacct and the job's own wrapper (its files on the target) say about it. */
-import {
-  type BackendJobV1,
-  exitObservation,
-  type FoundObservationV1,
-  type ObservationV1,
-} from '@yonder/core';
+import type { BackendJobV1, FoundObservationV1, ObservationV1 } from '@yonder/core';
+import { exitObservation } from '@yonder/core/backend-kit';
 import { type SacctRow, type SqueueRow, slurmObservation } from './parse.js';
 
 const TERMINAL = new Set(['succeeded', 'failed', 'cancelled']);

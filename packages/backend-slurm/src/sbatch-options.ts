@@ -1,6 +1,6 @@
 /** What sbatch is told about a job: its name, its options, and the scheduler options yonder keeps for itself. */
 import type { SubmitRequestV1, ValidationIssue } from '@yonder/core';
-import { parseSlurmOptions } from './slurm-options.js';
+import type { SlurmOptions } from './slurm-options.js';
 
 const SETS_LOG = 'yonder sets the job’s log itself';
 const SETS_NAME = 'yonder names the job itself (it finds the job again by that name)';
@@ -102,13 +102,16 @@ export function slurmJobName(id: string, name: string): string {
 }
 
 /**
- * sbatch options for the job's resources and the profile's choices.
- * @throws ValidationError `E_INVALID_PROFILE` when the profile's options are invalid.
+ * sbatch options for the job's resources and the profile's choices (`options`: its Slurm
+ * options, as the backend gets them in `context.options`).
  */
-export function sbatchOptions(request: SubmitRequestV1, jobName: string): string[] {
+export function sbatchOptions(
+  request: SubmitRequestV1,
+  jobName: string,
+  options: SlurmOptions,
+): string[] {
   const { resources } = request;
   const out = [`--job-name=${jobName}`, `--comment=${request.marker}`];
-  const options = parseSlurmOptions(request.profile);
   out.push(`--export=${options.export ?? 'ALL'}`);
   if (!options.requeue) out.push('--no-requeue');
   if (request.cwd) out.push(`--chdir=${request.cwd}`);

@@ -1,5 +1,5 @@
 /** The fixed shell scripts the backend runs on the target: the clean prelude of every Slurm command, the batch script, the batched submit, and the poll's look at accounting and the job directories. */
-import { JOB_WRAPPER_SCRIPT, PREPARE_JOB_DIRECTORY } from '@yonder/core';
+import { JOB_WRAPPER_SCRIPT, PREPARE_JOB_DIRECTORY } from '@yonder/core/backend-kit';
 
 /**
  * Every Slurm command runs after this prelude: variables that silently change what sbatch,

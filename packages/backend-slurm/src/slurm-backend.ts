@@ -1,14 +1,8 @@
 /** The Slurm backend's factory: its capabilities and profile checks, with submit, recover, poll and cancel from their own files. */
-import {
-  type BackendV1,
-  checkAbsolutePath,
-  type LogChunkV1,
-  readRemoteLog,
-  type ValidationIssue,
-  YonderError,
-} from '@yonder/core';
+import { type BackendV1, type LogChunkV1, type ValidationIssue, YonderError } from '@yonder/core';
+import { checkAbsolutePath, readRemoteLog } from '@yonder/core/backend-kit';
 import { slurmCancel } from './slurm-cancel.js';
-import { parseSlurmOptions, SlurmOptionsSchema } from './slurm-options.js';
+import { type SlurmOptions, SlurmOptionsSchema } from './slurm-options.js';
 import { slurmPoll } from './slurm-poll.js';
 import { slurmProbe } from './slurm-probe.js';
 import { slurmRecover } from './slurm-recover.js';
@@ -45,7 +39,7 @@ export interface SlurmBackendSettings {
  * @throws RangeError when `submitGraceSeconds` or `absentGraceSeconds` is not a finite number
  *   of seconds, 0 or more.
  */
-export function createSlurmBackend(settings: SlurmBackendSettings = {}): BackendV1 {
+export function createSlurmBackend(settings: SlurmBackendSettings = {}): BackendV1<SlurmOptions> {
   const submitGraceSeconds = seconds('submitGraceSeconds', settings, SLURM_SUBMIT_GRACE_SECONDS);
   const absentGraceSeconds = seconds('absentGraceSeconds', settings, SLURM_ABSENT_GRACE_SECONDS);
   return {
@@ -83,11 +77,11 @@ export function createSlurmBackend(settings: SlurmBackendSettings = {}): Backend
       return issues;
     },
 
-    targetKey(profile) {
-      return `slurm:${profile.host ?? 'local'}:${parseSlurmOptions(profile).binDir ?? ''}`;
+    targetKey(profile, options) {
+      return `slurm:${profile.host ?? 'local'}:${options.binDir ?? ''}`;
     },
 
-    probe: (profile, context) => slurmProbe(profile, parseSlurmOptions(profile), context, true),
+    probe: (profile, context) => slurmProbe(profile, context.options, context, true),
 
     async submit(request, context) {
       const [outcome] = await slurmSubmit([request], context);

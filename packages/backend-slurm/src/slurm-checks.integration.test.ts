@@ -10,9 +10,11 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLocalTransport } from '@yonder/core';
+import { parseOptions } from '@yonder/core/backend-kit';
 import { until } from '@yonder/test-helpers';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createSlurmBackend } from './slurm-backend.js';
+import { SlurmOptionsSchema } from './slurm-options.js';
 import { requireCluster } from './test-support/cluster.js';
 import { heldJob, releaseHeldJobs, shimmedSlurm } from './test-support/shimmed-slurm.js';
 
@@ -102,6 +104,13 @@ describe('cancel', () => {
     const held = await Promise.all([1, 2, 3].map(() => heldJob(manager)));
     const backend = createSlurmBackend();
     const records = await Promise.all(held.map(({ job }) => manager.store.getJob(job.id)));
+    // Called without the manager, the backend is handed its options checked, as the manager does.
+    const options = parseOptions({
+      schema: SlurmOptionsSchema,
+      options: profile.options ?? {},
+      path: 'options',
+      subject: 'The shimmed profile',
+    });
     const outcomes = await backend.cancel(
       records.map((job) => ({
         id: job?.id as string,
@@ -111,9 +120,10 @@ describe('cancel', () => {
         createdAt: job?.createdAt as string,
         cancelRequested: true,
         profile,
+        options,
         data: job?.data ?? {},
       })),
-      { transport: createLocalTransport(), stateDirectory: state },
+      { transport: createLocalTransport(), options, stateDirectory: state },
       { force: false },
     );
     expect([...outcomes.values()]).toEqual(Array(3).fill({ kind: 'sent' }));

@@ -10,7 +10,7 @@ import { reconcile } from './reconcile.js';
 import { FORGET_SECRETS_SCRIPT } from './scripts.js';
 import { QUERY_TIMEOUT_MS, squeueRows } from './slurm-command.js';
 import { gatherEvidence } from './slurm-evidence.js';
-import { parseSlurmOptions } from './slurm-options.js';
+import type { SlurmOptions } from './slurm-options.js';
 
 const TERMINAL = new Set(['succeeded', 'failed', 'cancelled']);
 
@@ -22,13 +22,12 @@ const TERMINAL = new Set(['succeeded', 'failed', 'cancelled']);
  * the job is reported finished.
  */
 export async function slurmPoll(
-  jobs: readonly BackendJobV1[],
-  context: BackendContextV1,
+  jobs: readonly BackendJobV1<SlurmOptions>[],
+  context: BackendContextV1<SlurmOptions>,
 ): Promise<Map<string, ObservationV1>> {
   const out = new Map<string, ObservationV1>();
-  const first = jobs[0];
-  if (!first) return out;
-  const options = parseSlurmOptions(first.profile);
+  if (jobs.length === 0) return out;
+  const { options } = context;
   let queue: SqueueRow[];
   try {
     queue = await squeueRows(context, options, [
@@ -75,7 +74,7 @@ export async function slurmPoll(
       return (
         observation?.kind === 'found' &&
         TERMINAL.has(observation.state) &&
-        parseSlurmOptions(job.profile).requeue === true
+        job.options.requeue === true
       );
     }),
   );

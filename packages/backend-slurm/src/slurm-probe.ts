@@ -1,11 +1,12 @@
 /** The probe of a Slurm target (version, controller, accounting, $HOME), cached, and what follows from it. */
 import {
   type BackendContextV1,
-  cachedProbe,
+  getErrorMessage,
   type JsonObject,
   type ProbeReportV1,
   type Profile,
 } from '@yonder/core';
+import { cachedProbe } from '@yonder/core/backend-kit';
 import { parseMinJobAge, parseSlurmVersion } from './parse.js';
 import { CHECK_BIN_DIR_SCRIPT, SLURM_COMMANDS } from './scripts.js';
 import { answered, commandFailure, QUERY_TIMEOUT_MS, slurmCommand } from './slurm-command.js';
@@ -49,7 +50,9 @@ async function runProbe(
   // Without the commands there is nothing more to ask (and nothing else is run in their place).
   if (problems.length > 0) return { ok: false, facts, problems };
   const slurm = (argv: readonly string[]) =>
-    slurmCommand(context, options, argv).catch((error: unknown) => error as Error);
+    slurmCommand(context, options, argv).catch(
+      (error: unknown) => new Error(getErrorMessage(error)),
+    );
   const version = await slurm(['sbatch', '--version']);
   if (version instanceof Error) {
     problems.push(`sbatch cannot be run: ${version.message}`);
@@ -77,7 +80,7 @@ async function runProbe(
     });
     if (home.exitCode === 0 && home.stdout.startsWith('/')) facts.home = home.stdout;
     else if (!profile.workdir)
-      problems.push('the remote $HOME is not an absolute path: set a workdir (--workdir)');
+      problems.push('the remote $HOME is not an absolute path: set a workdir in the profile');
     const config = await slurm(['scontrol', 'show', 'config']);
     if (config instanceof Error || config.exitCode !== 0) {
       problems.push(
@@ -109,7 +112,7 @@ async function runProbe(
 async function binDirProblems(binDir: string, context: BackendContextV1): Promise<string[]> {
   const result = await context.transport
     .runScript(CHECK_BIN_DIR_SCRIPT, [binDir, ...SLURM_COMMANDS], { timeoutMs: QUERY_TIMEOUT_MS })
-    .catch((error: unknown) => error as Error);
+    .catch((error: unknown) => new Error(getErrorMessage(error)));
   if (result instanceof Error)
     return [`options.binDir: ${binDir} could not be checked: ${result.message}`];
   if (result.exitCode !== 0)

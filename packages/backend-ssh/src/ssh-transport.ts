@@ -2,15 +2,15 @@ import { readFileSync } from 'node:fs';
 import { createConnection, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
-  BoundedBuffer,
+  getErrorMessage,
   type Profile,
   type RunOptionsV1,
   type RunResultV1,
-  shJoin,
   type TransportFactoryV1,
   type TransportV1,
   YonderError,
 } from '@yonder/core';
+import { BoundedBuffer, shJoin } from '@yonder/core/backend-kit';
 import ssh2, { type AuthMethod, type ClientChannel, type ConnectConfig } from 'ssh2';
 
 // ssh2 is CommonJS: under Node's ESM loader its exports are read from the default export.
@@ -53,6 +53,11 @@ const LAUNCHER = [
 
 export interface SshTransportOptions {
   profile: Profile;
+  /**
+   * The profile's ssh settings, checked against `SshTransportOptionsSchema` (the registry's
+   * factory is handed them so). Default: read from the profile and checked (`sshSettings`).
+   */
+  settings?: SshSettings;
   /** The environment (SSH_AUTH_SOCK). Default: this process's. */
   env?: NodeJS.ProcessEnv;
 }
@@ -71,7 +76,7 @@ function describeHost(host: ResolvedHost): string {
 /** A channel could not be opened: the command did not start. */
 class ChannelNotOpened extends Error {
   constructor(cause: unknown) {
-    super(cause instanceof Error ? cause.message : String(cause), { cause });
+    super(getErrorMessage(cause), { cause });
   }
 }
 
@@ -104,7 +109,7 @@ export class SshTransport implements TransportV1 {
 
   constructor(options: SshTransportOptions) {
     this.profile = options.profile;
-    this.settings = sshSettings(options.profile);
+    this.settings = options.settings ?? sshSettings(options.profile);
     this.env = options.env ?? process.env;
     if (!options.profile.host)
       throw new YonderError(
@@ -141,7 +146,7 @@ export class SshTransport implements TransportV1 {
       } catch (error) {
         if (host.identityFilesExplicit)
           problems.push(
-            `the identity file ${file} cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+            `the identity file ${file} cannot be read (${(error as NodeJS.ErrnoException).code ?? getErrorMessage(error)})`,
           );
         continue;
       }
@@ -593,8 +598,8 @@ export function createSshTransport(options: SshTransportOptions): SshTransport {
   return new SshTransport(options);
 }
 
-/** The ssh transport as the registry makes it for a profile, with the schema of its options. */
-export const sshTransportFactory: TransportFactoryV1 = Object.assign(
-  (profile: Profile) => createSshTransport({ profile }),
+/** The ssh transport as the registry makes it for a profile and its checked settings, with the schema of those settings. */
+export const sshTransportFactory: TransportFactoryV1<SshSettings> = Object.assign(
+  (profile: Profile, settings: SshSettings) => createSshTransport({ profile, settings }),
   { optionsSchema: SshTransportOptionsSchema },
 );

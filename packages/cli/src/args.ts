@@ -1,5 +1,6 @@
 import { type ParseArgsConfig, parseArgs } from 'node:util';
-import { isReservedKey } from '@yonder/core';
+import { getErrorMessage } from '@yonder/core';
+import { isReservedKey } from '@yonder/core/backend-kit';
 import { UsageError } from './usage-error.js';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
@@ -62,7 +63,7 @@ function closest(word: string, names: readonly string[]): string | undefined {
 /** Our message for one of node's parseArgs errors: what was wrong, by option, and where help is. */
 function usageMessage(error: unknown, head: readonly string[], options: Options): string {
   const code = (error as { code?: string }).code;
-  const text = error instanceof Error ? error.message : String(error);
+  const text = getErrorMessage(error);
   const quoted = /'([^']*)'/.exec(text)?.[1] ?? '';
   if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
     const name = quoted.replace(/^-+/, '').split('=')[0] ?? '';

@@ -1,5 +1,6 @@
-import { toYonderError, ValidationError, YonderError } from '@yonder/core';
+import { toYonderError, YonderError } from '@yonder/core';
 import type { Command, CommandContext } from './command.js';
+import { errorText } from './error-text.js';
 import { defaultIo, errorEnvelope, type Io } from './output.js';
 import { createRuntime, type Runtime } from './runtime.js';
 import { UsageError } from './usage-error.js';
@@ -77,18 +78,14 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
     const { run } = await load();
     return await run(rest, context);
   } catch (thrown) {
-    const error = thrown instanceof UsageError ? thrown : toYonderError(thrown);
-    if (json) io.stdout(errorEnvelope(error.code, error.message));
+    const error = toYonderError(thrown);
+    if (json) io.stdout(errorEnvelope(error.code, errorText(error)));
     else {
-      io.stderr(`yonder: ${error.message}\n`);
+      io.stderr(`yonder: ${errorText(error)}\n`);
       if (error.code === 'E_USAGE') io.stderr('Run "yonder --help" for usage.\n');
     }
-    if (
-      !YonderError.isInstance(thrown) &&
-      !(thrown instanceof ValidationError) &&
-      io.env.YONDER_DEBUG
-    ) {
-      io.stderr(`${(thrown as Error).stack ?? ''}\n`);
+    if (!YonderError.isInstance(thrown) && io.env.YONDER_DEBUG) {
+      io.stderr(`${thrown instanceof Error ? (thrown.stack ?? '') : ''}\n`);
     }
     return error.code === 'E_USAGE' ? 2 : 1;
   } finally {

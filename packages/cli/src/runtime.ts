@@ -8,12 +8,12 @@ import {
   createRegistry,
   JobManager,
   NoSuchPluginError,
-  type PluginKind,
   type Registry,
   registerPlugin,
   type TransportFactoryV1,
   toYonderError,
 } from '@yonder/core';
+import type { PluginKind } from '@yonder/core/backend-kit';
 import { createFsStore, resolveStateDirectory } from '@yonder/store-fs';
 import { readConfig, type UserConfig } from './plugins/config.js';
 import { findPackage, globalModuleDirectories, packageVersion } from './plugins/resolve-package.js';

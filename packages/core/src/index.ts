@@ -1,93 +1,33 @@
-export { exitObservation } from './backend/exit-observation.js';
-export {
-  createLocalBackend,
-  LOCAL_BACKEND_ID,
-  type LocalBackendOptions,
-  localWorkdir,
-} from './backend/local/local-backend.js';
-export { readLogFile, tailLines } from './backend/local/read-log-file.js';
+/**
+ * The root of `@yonder/core`: the contracts, the errors, the JobManager, the registry and the
+ * built-in local pieces. Helpers for plugin authors are in `@yonder/core/backend-kit`, the
+ * memory store and test helpers in `@yonder/core/testing`, the conformance kit in
+ * `@yonder/core/conformance`; state-changing internals are not exported.
+ */
+export { createLocalBackend, type LocalBackendOptions } from './backend/local/local-backend.js';
 export {
   createWorkstationBackend,
   type WorkstationBackendOptions,
 } from './backend/workstation/workstation-backend.js';
 export * from './errors/index.js';
-export {
-  createJobDirectory,
-  ensurePrivateDirectory,
-  openExclusive,
-  writeExclusive,
-} from './fs/exclusive-files.js';
 export type { JsonObject, JsonValue } from './json/json-value.js';
-export { type ParsedJson, parseJson } from './json/parse-json.js';
-export { chooseTransport } from './manager/choose-transport.js';
 export {
-  BUILTIN_LOCAL_PROFILE,
   JobManager,
   type JobManagerOptions,
   type ListOptions,
   type RefreshOptions,
   type WaitOptions,
 } from './manager/job-manager.js';
-export { normaliseProfile } from './manager/normalise-profile.js';
-export {
-  type JobEvent,
-  type JobWatch,
-  type WatchedManager,
-  type WatchJobsOptions,
-  watchJobs,
-} from './manager/watch-jobs.js';
-export { mapPath, mapSettingsPaths } from './paths/map-paths.js';
-export {
-  currentProcessIdentity,
-  isProcessAlive,
-  parseProcStat,
-  readBootId,
-  readProcessIdentity,
-} from './process/process-identity.js';
-export { signalName } from './process/signal-names.js';
+export type { JobEvent, JobWatch, WatchJobsOptions } from './manager/watch-jobs.js';
 export { registerPlugin } from './registry/register-plugin.js';
 export {
-  assertBackend,
   createRegistry,
   type PluginOrigin,
   type Registry,
   type RegistryEntries,
-  type StoreFactory,
-  SUPPORTED_SPECIFICATION_VERSIONS,
-  type TransportFactory,
 } from './registry/registry.js';
-export { renderEnvFile } from './shell/render-env-file.js';
-export { shJoin, shQuote } from './shell/sh-quote.js';
 export * from './spec/index.js';
-export * from './state/index.js';
-export { createMemoryStore } from './store/memory-store.js';
-export * from './template/index.js';
-export {
-  BoundedBuffer,
-  buildEnvironment,
-  createLocalTransport,
-  runLocal,
-} from './transport/local-transport.js';
-export {
-  checkPrivateEntry,
-  checkTrustedPath,
-  ensureTrustedDirectory,
-  type TrustOptions,
-} from './trust/check-trusted-path.js';
-export {
-  appendPrivateFile,
-  createPrivateFile,
-  type PrivateWriteOptions,
-  readAtMost,
-  readPrivateFile,
-  removePrivateFile,
-  reserveSpareFile,
-  touchPrivateFile,
-  writeAll,
-  writePrivateFileAtomic,
-} from './trust/private-files.js';
-export { describeMode, describeUser } from './trust/user-name.js';
-export * from './validation/index.js';
+export { createLocalTransport } from './transport/local-transport.js';
 
 /** Replaced at build by this package's version from package.json (tsup `define`; vitest does the same). */
 declare const __PACKAGE_VERSION__: string;
@@ -97,15 +37,3 @@ export const VERSION: string = __PACKAGE_VERSION__;
 
 /** TypeBox, re-exported so plugins build option schemas with the same copy core checks them with. */
 export { type Static, type TSchema, Type } from '@sinclair/typebox';
-export { cachedProbe } from './probe/probe-cache.js';
-export { JOB_WRAPPER_SCRIPT } from './remote/job-wrapper-script.js';
-export {
-  EXIT_CODES_SCRIPT,
-  jobPayload,
-  outputField,
-  PREPARE_JOB_DIRECTORY,
-  parseExitCodes,
-  READ_LOG_SCRIPT,
-  readRemoteLog,
-  withoutField,
-} from './remote/remote-scripts.js';

@@ -14,7 +14,8 @@ import {
   sbatchOptions,
   slurmJobName,
 } from '@yonder/backend-slurm';
-import { type BackendJobV1, validateResources } from '@yonder/core';
+import type { BackendJobV1 } from '@yonder/core';
+import { validateResources } from '@yonder/core/backend-kit';
 import { hostileString } from '@yonder/test-helpers';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -171,6 +172,7 @@ describe('Slurm output parsers (properties)', () => {
       createdAt: new Date().toISOString(),
       cancelRequested: false,
       profile: { name: 'hpc', backend: 'slurm' },
+      options: {},
       data: { jobName: name, jobDir: '/tmp/x', log: '/tmp/x/job.log', marker: 'm', cluster: null },
     });
     const states = fc.constantFrom(
@@ -270,6 +272,7 @@ describe('Slurm output parsers (properties)', () => {
               profile: { name: 'hpc', backend: 'slurm' },
             },
             'yonder-0123456789ab',
+            {},
           );
           for (const option of options) {
             expect(option).toMatch(/^--[a-z-]+(=|$)/);

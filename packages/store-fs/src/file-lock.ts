@@ -8,13 +8,8 @@ import { randomBytes } from 'node:crypto';
 import { readlinkSync, renameSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
-import {
-  currentProcessIdentity,
-  isProcessAlive,
-  type ProcessIdentity,
-  readBootId,
-  YonderError,
-} from '@yonder/core';
+import { type ProcessIdentity, YonderError } from '@yonder/core';
+import { currentProcessIdentity, isProcessAlive, readBootId } from '@yonder/core/backend-kit';
 import {
   LOCK_BYTES,
   placeEntry,

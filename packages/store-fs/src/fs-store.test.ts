@@ -4,7 +4,7 @@ import { chmodSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { readBootId } from '@yonder/core';
+import { readBootId } from '@yonder/core/backend-kit';
 import { sampleJob } from '@yonder/core/conformance';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { pidNamespace } from './file-lock.js';

@@ -2,27 +2,29 @@
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import {
-  assertValid,
-  checkPrivateEntry,
-  createPrivateFile,
-  isTerminal,
   type JobRecord,
   type LeaseV1,
   type ListJobsOptionsV1,
   type ListJobsResultV1,
   type Profile,
+  type StoreProblemV1,
+  type StoreV1,
+  UntrustedPathError,
+  YonderError,
+} from '@yonder/core';
+import {
+  assertValid,
+  checkPrivateEntry,
+  createPrivateFile,
+  isTerminal,
   parseJson,
   readPrivateFile,
   removePrivateFile,
   reserveSpareFile,
-  type StoreProblemV1,
-  type StoreV1,
   touchPrivateFile,
-  UntrustedPathError,
   validateProfileFields,
   writePrivateFileAtomic,
-  YonderError,
-} from '@yonder/core';
+} from '@yonder/core/backend-kit';
 import { lock, removeLock, reserveLock, tryLock, waitForUnlock } from './file-lock.js';
 import { LedgerDirectories, type LedgerDirectory } from './ledger-directories.js';
 import { appendIndex, recentIds } from './ledger-index.js';

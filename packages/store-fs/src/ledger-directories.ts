@@ -1,7 +1,11 @@
 /** The state directory's own directories, each checked before it is read from and made private (0700) when missing. */
 import { mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { checkPrivateEntry, checkTrustedPath, ensureTrustedDirectory } from '@yonder/core';
+import {
+  checkPrivateEntry,
+  checkTrustedPath,
+  ensureTrustedDirectory,
+} from '@yonder/core/backend-kit';
 import { storeError } from './records.js';
 
 export type LedgerDirectory = 'jobs' | 'active' | 'profiles' | 'locks' | 'leases';

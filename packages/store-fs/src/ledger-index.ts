@@ -1,6 +1,7 @@
 /** The ledger's index.log: one line per created job, appended, read from its end for recent jobs. */
 import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
-import { appendPrivateFile, UntrustedPathError, YonderError } from '@yonder/core';
+import { UntrustedPathError, YonderError } from '@yonder/core';
+import { appendPrivateFile } from '@yonder/core/backend-kit';
 import { JOB_ID } from './records.js';
 
 const INDEX_CHUNK = 64 * 1024;

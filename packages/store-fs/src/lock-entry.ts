@@ -16,7 +16,7 @@ import {
   writeSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import { checkPrivateEntry, readPrivateFile, removePrivateFile } from '@yonder/core';
+import { checkPrivateEntry, readPrivateFile, removePrivateFile } from '@yonder/core/backend-kit';
 
 /** Every holder file has this size (JSON padded with spaces), so it is rewritten in place. */
 export const LOCK_BYTES = 512;

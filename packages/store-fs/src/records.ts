@@ -3,13 +3,11 @@ import {
   CorruptRecordError,
   type JobRecord,
   type Profile,
-  parseJson,
   UntrustedPathError,
   type ValidationIssue,
-  validateJobRecord,
-  validateProfileFields,
   YonderError,
 } from '@yonder/core';
+import { parseJson, validateJobRecord, validateProfileFields } from '@yonder/core/backend-kit';
 
 /** Job ids as the ledger names its files. */
 export const JOB_ID = /^[0-9a-f]{6,64}$/;

@@ -8,7 +8,6 @@ import {
   createRegistry,
   type JobEvent,
   JobManager,
-  watchJobs,
 } from '@yonder/core';
 import { createFsStore } from '@yonder/store-fs';
 import { until } from '@yonder/test-helpers';
@@ -39,7 +38,7 @@ describe('watchJobs on a shared file ledger', () => {
     try {
       const watcher = managerOn(state);
       const other = managerOn(state);
-      const watch = watchJobs(watcher, { intervalMs: 50, logSizes: true });
+      const watch = watcher.watch({ intervalMs: 50, logSizes: true });
       await watch.ready;
       const events: JobEvent[] = [];
       void (async () => {

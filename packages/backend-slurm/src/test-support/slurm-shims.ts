@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { shQuote } from '@yonder/core';
+import { shQuote } from '@yonder/core/backend-kit';
 import { SLURM_COMMANDS } from '../scripts.js';
 
 export type SlurmCommandName = (typeof SLURM_COMMANDS)[number];

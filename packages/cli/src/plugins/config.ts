@@ -1,15 +1,8 @@
 /** The user's config file: where it is, what it may hold, and how it is read (checked, bounded, strict). */
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import {
-  checkSchema,
-  checkTrustedPath,
-  parseJson,
-  readInputFile,
-  Type,
-  ValidationError,
-  YonderError,
-} from '@yonder/core';
+import { Type, ValidationError, YonderError } from '@yonder/core';
+import { checkSchema, checkTrustedPath, parseJson, readInputFile } from '@yonder/core/backend-kit';
 
 const PluginEntrySchema = Type.Union([
   Type.String({ minLength: 1 }),

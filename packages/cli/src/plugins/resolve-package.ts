@@ -2,7 +2,8 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { checkTrustedPath, parseJson, YonderError } from '@yonder/core';
+import { YonderError } from '@yonder/core';
+import { checkTrustedPath, parseJson } from '@yonder/core/backend-kit';
 import { resolve as resolveSpecifier } from 'import-meta-resolve';
 
 /** Where npm puts global packages for this node: `<prefix>/lib/node_modules` (ESM ignores NODE_PATH, and so does yonder). */

@@ -95,7 +95,11 @@ export async function sendCancel(
   if (jobs.length === 0) return;
   let outcomes: ReadonlyMap<string, CancelOutcomeV1>;
   try {
-    outcomes = await backend.cancel(jobs.map(backendJob), backendContext, { force });
+    outcomes = await backend.cancel(
+      jobs.map((job) => backendJob(job, backend)),
+      backendContext,
+      { force },
+    );
   } catch (error) {
     const failure = toYonderError(error, 'E_CANCEL_FAILED').toJSON();
     outcomes = new Map(jobs.map((job) => [job.id, { kind: 'failed', error: failure } as const]));

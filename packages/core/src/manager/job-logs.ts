@@ -30,7 +30,7 @@ export async function readJobLog(
     return { exists: false, text: '', offset: 0, message: 'The job has not been submitted yet.' };
   }
   return backend.readLog(
-    backendJob(job),
+    backendJob(job, backend),
     options,
     await context.backendContext(job.profileSnapshot, backend),
   );

@@ -11,6 +11,7 @@ import { isTerminal } from '../state/job-states.js';
 import { requestCancel } from './cancel-jobs.js';
 import { followJobLog, readJobLog } from './job-logs.js';
 import { type ManagerContext, reread } from './manager-context.js';
+import { backendOptions } from './profile-options.js';
 import { checkProfile, readProfile, saveProfile, validateProfile } from './profiles.js';
 import { type RefreshOptions, refreshJobs } from './refresh-jobs.js';
 import { resolveJob, resolveJobs } from './resolve-job.js';
@@ -113,7 +114,8 @@ export class JobManager {
       resolveBackend: options.resolveBackend ?? (async (id) => registry.backend(id)),
       resolveTransport,
       async backendContext(profile, backend) {
-        return { transport: await transports.get(profile, backend), stateDirectory };
+        const options = backendOptions(backend, profile);
+        return { transport: await transports.get(profile, backend), options, stateDirectory };
       },
     };
   }

@@ -184,7 +184,10 @@ async function pollJobs(
   if (jobs.length === 0) return [];
   let observations: ReadonlyMap<string, ObservationV1>;
   try {
-    observations = await backend.poll(jobs.map(backendJob), backendContext);
+    observations = await backend.poll(
+      jobs.map((job) => backendJob(job, backend)),
+      backendContext,
+    );
   } catch (error) {
     const failure = toYonderError(error, 'E_SCHEDULER_UNAVAILABLE');
     observations = new Map(

@@ -52,12 +52,18 @@ export async function submitJobs(
     specs.length === 1 ? 'The job cannot be submitted' : 'The jobs cannot be submitted',
     issues,
   );
-  // The transport is found before anything is written: a profile whose transport is missing
-  // leaves no record behind.
+  // The transport is found, and the options checked, before anything is written: a profile
+  // whose transport is missing or whose options do not fit leaves no record behind.
   const backendContext = await context.backendContext(profile, backend);
   const prepared: Array<{ record: JobRecord; request: SubmitRequestV1 }> = [];
   for (const spec of specs) {
-    const { record, settingsText } = newRecord(context, spec, profile, backend);
+    const { record, settingsText } = newRecord(
+      context,
+      spec,
+      profile,
+      backend,
+      backendContext.options,
+    );
     await context.store.createJob(record);
     prepared.push({ record, request: submitRequest(record, spec.secrets ?? {}, settingsText) });
   }
@@ -142,6 +148,7 @@ function newRecord(
   spec: JobSpec,
   profile: Profile,
   backend: BackendV1,
+  options: JsonObject,
 ): { record: JobRecord; settingsText?: string } {
   const now = context.now().toISOString();
   let settingsText: string | undefined;
@@ -158,7 +165,7 @@ function newRecord(
     name: spec.name ?? basename(spec.argv[0] as string),
     profile: profile.name,
     backend: backend.id,
-    target: backend.targetKey(profile),
+    target: backend.targetKey(profile, options),
     state: 'submitting',
     nativeState: null,
     exitCode: null,

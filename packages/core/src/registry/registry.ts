@@ -10,11 +10,6 @@ import { PLUGIN_ID_PATTERN } from '../validation/validate-fields.js';
 
 export const SUPPORTED_SPECIFICATION_VERSIONS = ['v1'] as const;
 
-/** The transport factory contract (`TransportFactoryV1`), under the registry's name for it. */
-export type TransportFactory = TransportFactoryV1;
-/** The store factory contract (`StoreFactoryV1`), under the registry's name for it. */
-export type StoreFactory = StoreFactoryV1;
-
 /** Where a plugin came from, for `yonder plugins` and error messages. */
 export interface PluginOrigin {
   package: string;
@@ -23,18 +18,18 @@ export interface PluginOrigin {
 
 export interface RegistryEntries {
   backends?: readonly BackendV1[];
-  transports?: Readonly<Record<string, TransportFactory>>;
-  stores?: Readonly<Record<string, StoreFactory>>;
+  transports?: Readonly<Record<string, TransportFactoryV1>>;
+  stores?: Readonly<Record<string, StoreFactoryV1>>;
 }
 
 export interface Registry {
   backend(id: string): BackendV1;
-  transport(id: string): TransportFactory;
-  store(id: string): StoreFactory;
+  transport(id: string): TransportFactoryV1;
+  store(id: string): StoreFactoryV1;
   /** Add a backend (e.g. a plugin's) after creation. Checks its shape and contract version. */
   addBackend(backend: BackendV1, origin?: PluginOrigin): void;
-  addTransport(id: string, factory: TransportFactory, origin?: PluginOrigin): void;
-  addStore(id: string, factory: StoreFactory, origin?: PluginOrigin): void;
+  addTransport(id: string, factory: TransportFactoryV1, origin?: PluginOrigin): void;
+  addStore(id: string, factory: StoreFactoryV1, origin?: PluginOrigin): void;
   list(): {
     backends: Array<{ id: string; specificationVersion: string; origin?: PluginOrigin }>;
     transports: Array<{ id: string; origin?: PluginOrigin }>;
@@ -94,8 +89,8 @@ export function assertBackend(value: unknown, what = 'The backend'): asserts val
  */
 export function createRegistry(entries: RegistryEntries = {}): Registry {
   const backends = new Map<string, { backend: BackendV1; origin?: PluginOrigin }>();
-  const transports = new Map<string, { factory: TransportFactory; origin?: PluginOrigin }>();
-  const stores = new Map<string, { factory: StoreFactory; origin?: PluginOrigin }>();
+  const transports = new Map<string, { factory: TransportFactoryV1; origin?: PluginOrigin }>();
+  const stores = new Map<string, { factory: StoreFactoryV1; origin?: PluginOrigin }>();
   const hints = new Map<string, string>();
 
   const registry: Registry = {

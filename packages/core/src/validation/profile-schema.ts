@@ -155,7 +155,7 @@ export function validateProfileFields(profile: unknown): ValidationIssue[] {
   if (hasLocal !== hasRemote) {
     issues.push({
       path: hasLocal ? 'remoteRoot' : 'localRoot',
-      message: 'set both localRoot and remoteRoot (--local-root and --remote-root), or neither',
+      message: 'set both localRoot and remoteRoot, or neither',
     });
   }
   if (hasLocal) {

@@ -1,5 +1,6 @@
 /** The server's index of every job in the ledger, as table rows: kept current by the watch, filtered, sorted and paged in memory so the page asks for one page at a time. */
-import { isTerminal, type JobRecord, type JobState } from '@yonder/core';
+import type { JobRecord, JobState } from '@yonder/core';
+import { isTerminal } from '@yonder/core/backend-kit';
 import { type JobQuery, matchesJobQuery } from './job-query.js';
 
 /** What the table shows of a job. */

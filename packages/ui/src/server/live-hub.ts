@@ -1,11 +1,5 @@
 /** The live side of the server: one watch of the ledger keeps the job index current and fans its changes out to every open page, each through a bounded queue. */
-import {
-  type JobEvent,
-  type JobManager,
-  type StoreProblemV1,
-  toYonderError,
-  watchJobs,
-} from '@yonder/core';
+import { type JobEvent, type JobManager, type StoreProblemV1, toYonderError } from '@yonder/core';
 import type { JobIndex, JobRow, StaleTarget } from './job-index.js';
 
 /** What an open page is told. */
@@ -89,7 +83,7 @@ export class LiveHub {
 
   /** Read the whole ledger into the index, then follow it; resolves once the index is full. */
   async start(): Promise<void> {
-    const watch = watchJobs(this.manager, {
+    const watch = this.manager.watch({
       signal: this.stop.signal,
       intervalMs: this.options.intervalMs ?? 1000,
     });

@@ -1,4 +1,5 @@
-import { isJobState, type JobState } from '@yonder/core';
+import type { JobState } from '@yonder/core';
+import { isJobState } from '@yonder/core/backend-kit';
 import { parse } from '../../args.js';
 import type { Command } from '../../command.js';
 import { checkFormat, formatJob } from '../../format-job.js';

@@ -1,16 +1,14 @@
 /** `yonder submit`: read the job from the command line (and the files it names) and submit it. */
 import { resolve } from 'node:path';
+import type { JobSpec, JsonObject, Resources } from '@yonder/core';
 import {
   ENV_NAME_PATTERN,
   isReservedKey,
-  type JobSpec,
-  type JsonObject,
   MAX_SECRETS_FILE_BYTES,
   MAX_SETTINGS_BYTES,
   parseJson,
-  type Resources,
   readInputFile,
-} from '@yonder/core';
+} from '@yonder/core/backend-kit';
 import { integerOption, pairs, parse } from '../../args.js';
 import type { Command } from '../../command.js';
 import { envelope, jobJson } from '../../output.js';

@@ -1,4 +1,5 @@
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { getErrorMessage } from '../../errors/get-error-message.js';
 import { YonderError } from '../../errors/yonder-error.js';
 import type { LogChunkV1, ReadLogOptionsV1 } from '../../spec/backend/v1/backend-v1.js';
 
@@ -23,7 +24,7 @@ export function readLogFile(path: string, options: ReadLogOptionsV1): LogChunkV1
     }
     throw new YonderError(
       'E_LOG_UNAVAILABLE',
-      `Could not read ${path}: ${(error as Error).message}`,
+      `Could not read ${path}: ${getErrorMessage(error)}`,
       { cause: error },
     );
   }

@@ -55,7 +55,7 @@ beforeEach(() => {
       return local.runScript(script, args, options);
     },
   };
-  context = { transport: counting, stateDirectory: scratch };
+  context = { transport: counting, options: {}, stateDirectory: scratch };
 });
 
 afterEach(() => {
@@ -98,6 +98,7 @@ function asJob(id: string, data: BackendJobV1['data']): BackendJobV1 {
     createdAt: new Date().toISOString(),
     cancelRequested: false,
     profile,
+    options: {},
     data,
   };
 }
@@ -131,7 +132,7 @@ describe('the workstation factory', () => {
       submitGraceSeconds: 90,
     });
     expect(remote.capabilities).toMatchObject({ host: 'required', transport: 'ssh' });
-    expect(remote.targetKey({ name: 'a', backend: 'box', host: 'h1' })).toBe('box:h1');
+    expect(remote.targetKey({ name: 'a', backend: 'box', host: 'h1' }, {})).toBe('box:h1');
     expect(createLocalBackend().validateProfile({ ...profile, host: 'h1' })).toEqual([
       { path: 'host', message: 'the local backend runs on this machine; remove the host' },
     ]);

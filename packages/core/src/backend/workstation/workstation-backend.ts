@@ -47,6 +47,12 @@ const DEFAULT_PROBE_TTL_SECONDS = 3600;
 /** Where job directories go on the target when neither the profile nor the backend says. */
 const HOME_WORKDIR = '.yonder/jobs';
 
+/** What a workstation backend reads from `profile.options` (its schema may allow no more). */
+export type WorkstationProfileOptions = {
+  /** How long the probe is cached; default 3600. */
+  readonly probeTtlSeconds?: number;
+};
+
 /** What makes one workstation backend differ from another. */
 export interface WorkstationBackendOptions {
   /** The registry id (`local`, `ssh`). */
@@ -61,8 +67,11 @@ export interface WorkstationBackendOptions {
    * wrapper is not taken as never started.
    */
   readonly submitGraceSeconds: number;
-  /** Schema of `profile.options` (default: none allowed); `probeTtlSeconds` is honoured. */
-  readonly optionsSchema?: TSchema;
+  /**
+   * Schema of `profile.options` (default: none allowed); `probeTtlSeconds` is honoured, so the
+   * schema's type must fit `WorkstationProfileOptions`.
+   */
+  readonly optionsSchema?: TSchema & { static: WorkstationProfileOptions };
   /** The work directory when the profile names none. Default: `$HOME/.yonder/jobs` on the target. */
   readonly defaultWorkdir?: (context: BackendContextV1) => string;
   /** The directory a job runs in when its spec names none. Default: its job directory. */
@@ -97,9 +106,8 @@ function unusableIdentity(data: JsonObject): string {
   return `The job's record names process ${JSON.stringify(data.pid)} (start time ${JSON.stringify(data.startTime)}), which cannot be this job's: it is neither polled nor signalled (nothing was signalled).`;
 }
 
-function probeTtlMs(profile: Profile): number {
-  const ttl = (profile.options as { probeTtlSeconds?: unknown } | undefined)?.probeTtlSeconds;
-  return (typeof ttl === 'number' ? ttl : DEFAULT_PROBE_TTL_SECONDS) * 1000;
+function probeTtlMs(options: WorkstationProfileOptions): number {
+  return (options.probeTtlSeconds ?? DEFAULT_PROBE_TTL_SECONDS) * 1000;
 }
 
 /** The machine a script ran on, from its `BOOT` and `HOST` lines. */
@@ -113,7 +121,9 @@ function machineOf(stdout: string): { boot: string; host: string } {
  * before any signal; cancel signals the process group; one script run per target serves a
  * poll, a recovery or a cancel of all its jobs.
  */
-export function createWorkstationBackend(options: WorkstationBackendOptions): BackendV1 {
+export function createWorkstationBackend(
+  options: WorkstationBackendOptions,
+): BackendV1<WorkstationProfileOptions> {
   const { id, submitGraceSeconds } = options;
 
   const targetKey = (profile: Profile): string =>
@@ -122,13 +132,13 @@ export function createWorkstationBackend(options: WorkstationBackendOptions): Ba
   /** What the target is (cached): its $HOME, boot id, host name, setsid, sh and system. */
   const probeTarget = (
     profile: Profile,
-    context: BackendContextV1,
+    context: BackendContextV1<WorkstationProfileOptions>,
     fresh: boolean,
   ): Promise<ProbeReportV1> =>
     cachedProbe(
       context.stateDirectory,
       `${targetKey(profile)}|${context.transport.target}`,
-      probeTtlMs(profile),
+      probeTtlMs(context.options),
       fresh,
       async (): Promise<ProbeReportV1> => {
         const result = await context.transport.runScript(WORKSTATION_PROBE_SCRIPT, [], {
@@ -173,7 +183,7 @@ export function createWorkstationBackend(options: WorkstationBackendOptions): Ba
     const home = String(report.facts.home ?? '');
     return home.startsWith('/') ? `${home}/${HOME_WORKDIR}` : null;
   };
-  const noWorkdir = 'the remote $HOME is not an absolute path: set a workdir (--workdir)';
+  const noWorkdir = 'the remote $HOME is not an absolute path: set a workdir in the profile';
 
   /** The target's facts, ready for jobs of this profile, and the work directory. */
   const ready = async (

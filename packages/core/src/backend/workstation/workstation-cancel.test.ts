@@ -32,7 +32,7 @@ const profile: Profile = { name: 'local', backend: 'local' };
 
 beforeEach(() => {
   scratch = mkdtempSync(join(tmpdir(), 'yonder-ws-cancel-'));
-  context = { transport: createLocalTransport(), stateDirectory: scratch };
+  context = { transport: createLocalTransport(), stateDirectory: scratch, options: {} };
   backend = createLocalBackend();
 });
 
@@ -73,6 +73,7 @@ async function start(argv: string[]): Promise<BackendJobV1> {
     for (const pid of markedProcesses(submitted.id)) process.kill(pid, 'SIGKILL');
   });
   return {
+    options: {},
     id: submitted.id,
     name: 'test',
     externalId: result.externalId,
@@ -221,6 +222,7 @@ describe('only a verified job is signalled', () => {
     const pid = canary.pid as number;
     const live = readProcessStat(pid)?.startTime as string;
     const forged = (id: string, data: BackendJobV1['data']): BackendJobV1 => ({
+      options: {},
       id,
       name: 'forged',
       externalId: String(data.pid),
@@ -266,6 +268,7 @@ describe('what a poll reads and removes', () => {
     mkdirSync(jobDir, { recursive: true, mode: 0o700 });
     writeFileSync(join(jobDir, 'secrets.sh'), "export TOKEN='x'\n", { mode: 0o600 });
     const never: BackendJobV1 = {
+      options: {},
       id: 'bbbbbbbbbbbb',
       name: 'never',
       externalId: '999999',
