@@ -88,6 +88,18 @@ describe('absence is decided with the target’s own evidence', () => {
     await manager.cancel([job.id]);
     const sent = shims.calls('scancel').length;
     for (let poll = 1; poll <= 3; poll += 1) {
+      // Each refresh comes after the manager's repeat interval (the last send a minute ago).
+      await manager.store.updateJob(job.id, (current) =>
+        current.cancel
+          ? {
+              ...current,
+              cancel: {
+                ...current.cancel,
+                lastSentAt: new Date(Date.now() - 60_000).toISOString(),
+              },
+            }
+          : undefined,
+      );
       await manager.refresh({ ids: [job.id], force: true });
       expect((await manager.store.getJob(job.id))?.state).toBe('running');
       expect(shims.calls('scancel').length).toBe(sent + poll);
