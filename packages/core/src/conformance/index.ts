@@ -4,4 +4,5 @@ export {
   type ConformanceHarness,
 } from './backend-conformance.js';
 export { type StoreConformanceOptions, sampleJob, storeConformance } from './store-conformance.js';
+export { type TransportConformanceOptions, transportConformance } from './transport-conformance.js';
 export type { TestFunction } from './types.js';
