@@ -137,6 +137,13 @@ export const run: Command = async (argv, { io, runtime }) => {
       throw new UsageError(`--secret ${name}: the environment variable ${name} is not set.`);
     secrets[name] = value;
   }
+  // Taken: from here on the secret travels only into the job's 0600 file. Every process this
+  // one starts (sbatch, a submit template, the local wrapper, ssh) inherits this environment,
+  // and sbatch would hand it to Slurm, which saves a job's environment.
+  for (const name of (values.secret as string[] | undefined) ?? []) {
+    delete io.env[name];
+    delete process.env[name];
+  }
   const resources: Resources = {};
   if (values.time !== undefined) resources.time = String(values.time);
   if (values.memory !== undefined) resources.memory = String(values.memory);
