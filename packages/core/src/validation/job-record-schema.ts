@@ -58,7 +58,13 @@ export const JobRecordSchema = Type.Object({
   exitCode: nullable(Type.Integer()),
   signal: nullable(Type.String()),
   reason: nullable(Type.String()),
-  failureKind: nullable(Type.Union([Type.Literal('application'), Type.Literal('infrastructure')])),
+  failureKind: nullable(
+    Type.Union([
+      Type.Literal('application'),
+      Type.Literal('submission'),
+      Type.Literal('infrastructure'),
+    ]),
+  ),
   externalId: nullable(Type.String()),
   createdAt: Time,
   updatedAt: Time,
