@@ -1,24 +1,11 @@
-import { YonderError } from '../errors/yonder-error.js';
 import type { JobRecord } from '../spec/job.js';
 import type { StoreV1 } from '../spec/store/v1/store-v1.js';
+import { assertionsFor, type Check } from './assertions.js';
 import type { TestFunction } from './types.js';
 
-function check(condition: unknown, message: string): asserts condition {
-  if (!condition) throw new Error(`Store conformance: ${message}`);
-}
-
-async function rejects(promise: Promise<unknown>, code: string, what: string): Promise<void> {
-  try {
-    await promise;
-  } catch (error) {
-    check(
-      YonderError.isInstance(error) && error.code === code,
-      `${what} should fail with ${code}, got ${String(error)}`,
-    );
-    return;
-  }
-  throw new Error(`Store conformance: ${what} should fail with ${code}, but succeeded`);
-}
+const assertions = assertionsFor('Store');
+const check: Check = assertions.check;
+const rejects = assertions.rejects;
 
 let counter = 0;
 

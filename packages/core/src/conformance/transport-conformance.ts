@@ -1,6 +1,7 @@
 /** The transport contract's conformance suite: what every transport (local, ssh, a plugin's) must do, run from a three-line test. */
-import { YonderError } from '../errors/yonder-error.js';
+
 import type { TransportV1 } from '../spec/transport/v1/transport-v1.js';
+import { assertionsFor, type Check } from './assertions.js';
 import type { TestFunction } from './types.js';
 
 export interface TransportConformanceOptions {
@@ -8,22 +9,9 @@ export interface TransportConformanceOptions {
   timeoutMs?: number;
 }
 
-function check(condition: unknown, message: string): asserts condition {
-  if (!condition) throw new Error(`Transport conformance: ${message}`);
-}
-
-async function rejects(promise: Promise<unknown>, code: string, what: string): Promise<void> {
-  try {
-    await promise;
-  } catch (error) {
-    check(
-      YonderError.isInstance(error) && error.code === code,
-      `${what} should fail with ${code}, got ${String(error)}`,
-    );
-    return;
-  }
-  throw new Error(`Transport conformance: ${what} should fail with ${code}, but succeeded`);
-}
+const assertions = assertionsFor('Transport');
+const check: Check = assertions.check;
+const rejects = assertions.rejects;
 
 /** Words a shell would read as code, quotes, globs, line breaks, leading dashes and non-ASCII. */
 const HOSTILE = [
