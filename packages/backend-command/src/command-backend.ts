@@ -16,6 +16,7 @@ import {
   type LogChunkV1,
   normaliseState,
   type ObservationV1,
+  outputBytes,
   type ParsedTemplate,
   PREPARE_JOB_DIRECTORY,
   type ProbeReportV1,
@@ -27,7 +28,7 @@ import {
   readRemoteLog,
   shJoin,
   shQuote,
-  tailLines,
+  sliceLog,
   type ValidationIssue,
   withoutField,
   YonderError,
@@ -37,6 +38,8 @@ import { extractId, parseStatus, type StatusLine } from './parse-status.js';
 
 export const COMMAND_BACKEND_ID = 'command';
 const BATCH = 200;
+/** The most a logs command may print: it prints the whole log every time it is read. */
+const LOGS_COMMAND_MAX_BYTES = 64 * 1024 * 1024;
 
 /**
  * Prepare the job directory, write the job script, then run the submit command in the same
@@ -509,23 +512,23 @@ export function createCommandBackend(): BackendV1 {
       const template = parsedTemplates(job.profile).logs;
       if (!template)
         return readRemoteLog(context.transport, String(job.data.log ?? ''), readOptions);
-      const result = await run(
-        context,
-        job.profile,
+      const result = await context.transport.run(
         renderCommand(template, jobValues(job), [], 'options.logs'),
+        {
+          timeoutMs: (options(job.profile).timeoutSeconds ?? 120) * 1000,
+          encoding: 'buffer',
+          maxOutputBytes: LOGS_COMMAND_MAX_BYTES,
+        },
       );
       if (result.exitCode !== 0)
         throw new YonderError('E_LOG_UNAVAILABLE', `logs command: ${failure(result)}`);
-      const bytes = Buffer.from(result.stdout, 'utf8');
-      if (readOptions.offset !== undefined) {
-        const start = Math.min(readOptions.offset, bytes.length);
-        return { exists: true, text: bytes.subarray(start).toString('utf8'), offset: bytes.length };
-      }
-      return {
-        exists: true,
-        text: tailLines(result.stdout, readOptions.tailLines ?? 200),
-        offset: bytes.length,
-      };
+      if (result.stdoutTruncated)
+        throw new YonderError(
+          'E_LOG_UNAVAILABLE',
+          `The logs command printed more than ${LOGS_COMMAND_MAX_BYTES / 1048576} MiB, the most yonder takes from it; for logs of any size, leave options.logs unset so the job's log file is read.`,
+        );
+      // The command prints the whole log: the part asked for is cut from its bytes.
+      return sliceLog(outputBytes(context.transport, result, 'the logs command'), readOptions);
     },
   };
   return backend;

@@ -5,7 +5,7 @@ export {
   type LocalBackendOptions,
   localWorkdir,
 } from './backend/local/local-backend.js';
-export { readLogFile, tailLines } from './backend/local/read-log-file.js';
+export { readLogFile } from './backend/local/read-log-file.js';
 export {
   createWorkstationBackend,
   type WorkstationBackendOptions,
@@ -24,6 +24,10 @@ export {
   JobManager,
   type JobManagerOptions,
   type ListOptions,
+  type LogOptions,
+  type LogRange,
+  type LogResult,
+  type LogWriter,
   type RefreshOptions,
   type WaitOptions,
 } from './manager/job-manager.js';
@@ -72,13 +76,13 @@ export const VERSION: string = __PACKAGE_VERSION__;
 export { type Static, type TSchema, Type } from '@sinclair/typebox';
 export { cachedProbe } from './probe/probe-cache.js';
 export { JOB_WRAPPER_SCRIPT } from './remote/job-wrapper-script.js';
+export { outputBytes, READ_LOG_SCRIPT, readRemoteLog } from './remote/read-remote-log.js';
 export {
   EXIT_CODES_SCRIPT,
   jobPayload,
   outputField,
   PREPARE_JOB_DIRECTORY,
   parseExitCodes,
-  READ_LOG_SCRIPT,
-  readRemoteLog,
   withoutField,
 } from './remote/remote-scripts.js';
+export { sliceLog, tailLinesStart } from './remote/slice-log.js';

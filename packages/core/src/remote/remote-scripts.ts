@@ -1,7 +1,4 @@
-import { YonderError } from '../errors/yonder-error.js';
 import { renderEnvFile } from '../shell/render-env-file.js';
-import type { LogChunkV1, ReadLogOptionsV1 } from '../spec/backend/v1/backend-v1.js';
-import type { TransportV1 } from '../spec/transport/v1/transport-v1.js';
 
 /**
  * Fixed sh fragments and scripts shared by the backends that run jobs on another machine
@@ -76,28 +73,6 @@ export function jobPayload(
 }
 
 /**
- * Read a log: $1 path, $2 "tail" or "offset", $3 lines or byte offset, $4 max bytes. Prints
- * `MISSING`, or `LOG <size> <next offset>` and then exactly the bytes that end at that offset:
- * the last lines of the last max bytes (tail), or at most max bytes from the offset. The size
- * is read first, so bytes the job appends meanwhile are left for the next read.
- */
-export const READ_LOG_SCRIPT = `f=$1; max=$4
-if [ ! -f "$f" ]; then echo MISSING; exit 0; fi
-size=$(wc -c < "$f" | tr -d ' ')
-if [ "$2" = tail ]; then
-  start=$(( size > max ? size - max : 0 ))
-  printf 'LOG %s %s\\n' "$size" "$size"
-  tail -c +"$((start + 1))" -- "$f" | head -c "$((size - start))" | tail -n "$3"
-else
-  start=$3
-  [ "$start" -le "$size" ] || start=$size
-  count=$(( size - start > max ? max : size - start ))
-  printf 'LOG %s %s\\n' "$size" "$((start + count))"
-  tail -c +"$((start + 1))" -- "$f" | head -c "$count"
-fi
-`;
-
-/**
  * Read EXIT_CODES_SCRIPT's output: job directory → exit status. Split on "\n" and on the last
  * tab only, so a directory may hold any character but those two.
  */
@@ -116,44 +91,3 @@ export const EXIT_CODES_SCRIPT = `for d in "$@"; do
   if [ -f "$d/exit-code" ]; then printf '%s\\t%s\\n' "$d" "$(cat "$d/exit-code")"; fi
 done
 `;
-
-/**
- * Read a job's log on the target through its transport: the last lines, or what follows an
- * offset. A log that does not exist yet is not an error.
- * @throws YonderError `E_LOG_UNAVAILABLE` when the target cannot be read.
- */
-export async function readRemoteLog(
-  transport: TransportV1,
-  log: string,
-  options: ReadLogOptionsV1,
-  missingMessage = `The job has not written any output yet (${log} does not exist).`,
-): Promise<LogChunkV1> {
-  if (!log) throw new YonderError('E_LOG_UNAVAILABLE', 'This job has no log path recorded.');
-  const mode = options.offset !== undefined ? 'offset' : 'tail';
-  const amount = options.offset ?? options.tailLines ?? 200;
-  const result = await transport.runScript(
-    READ_LOG_SCRIPT,
-    [log, mode, String(amount), String(options.maxBytes ?? 1024 * 1024)],
-    {
-      timeoutMs: 60_000,
-    },
-  );
-  if (result.exitCode !== 0) {
-    throw new YonderError(
-      'E_LOG_UNAVAILABLE',
-      `Could not read ${log}: ${(result.stderr || result.stdout).trim().slice(-500)}`,
-    );
-  }
-  if (result.stdout.startsWith('MISSING'))
-    return { exists: false, text: '', offset: 0, message: missingMessage };
-  const newline = result.stdout.indexOf('\n');
-  const header = /^LOG (\d+) (\d+)$/.exec(result.stdout.slice(0, Math.max(newline, 0)));
-  if (!header) {
-    throw new YonderError(
-      'E_LOG_UNAVAILABLE',
-      `Could not read ${log}: unexpected answer ${JSON.stringify(result.stdout.slice(0, 200))}`,
-    );
-  }
-  // The offset is the script's count of bytes, never the length of the decoded text.
-  return { exists: true, text: result.stdout.slice(newline + 1), offset: Number(header[2]) };
-}

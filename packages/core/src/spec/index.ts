@@ -19,6 +19,7 @@ export {
   type JobRecord,
   type JobSpec,
   type JobState,
+  type LogTail,
   type ProcessIdentity,
   RESOURCE_NAMES,
   type ResourceName,

@@ -1,62 +1,70 @@
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+/** Reading a log file on this machine from a byte offset, as raw bytes: the local half of the shared log reader. */
+import { open } from 'node:fs/promises';
 import { YonderError } from '../../errors/yonder-error.js';
-import type { LogChunkV1, ReadLogOptionsV1 } from '../../spec/backend/v1/backend-v1.js';
+import type { LogChunkV1 } from '../../spec/backend/v1/backend-v1.js';
 
 const DEFAULT_MAX_BYTES = 1024 * 1024;
 
 /**
- * Read a log file on this machine: its last `tailLines` lines, or what follows `offset`.
- * A file that does not exist yet is not an error: `exists` is false, with a message.
+ * At most `maxBytes` bytes of a log file on this machine from `offset` (past the end: none, at
+ * the end), with the file's size; the bytes as they are, never decoded. A log that does not
+ * exist (or is not a regular file) yet is not an error: `exists` is false.
+ * @throws YonderError `E_LOG_UNAVAILABLE` when the file cannot be read.
  */
-export function readLogFile(path: string, options: ReadLogOptionsV1): LogChunkV1 {
-  let fd: number;
+export async function readLogFile(
+  path: string,
+  options: { readonly offset?: number; readonly maxBytes?: number },
+): Promise<LogChunkV1> {
+  let handle: Awaited<ReturnType<typeof open>>;
   try {
-    fd = openSync(path, 'r');
+    handle = await open(path, 'r');
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
-      return {
-        exists: false,
-        text: '',
-        offset: 0,
-        message: 'The job has not written any output yet (its log does not exist).',
-      };
-    }
-    throw new YonderError(
-      'E_LOG_UNAVAILABLE',
-      `Could not read ${path}: ${(error as Error).message}`,
-      { cause: error },
-    );
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return missingLog(path);
+    throw unreadable(path, error);
   }
   try {
-    const size = fstatSync(fd).size;
-    const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
-    if (options.offset !== undefined) {
-      const start = Math.min(options.offset, size);
-      const length = Math.min(size - start, maxBytes);
-      const buffer = Buffer.alloc(length);
-      const read = length > 0 ? readSync(fd, buffer, 0, length, start) : 0;
-      return {
-        exists: true,
-        text: buffer.subarray(0, read).toString('utf8'),
-        offset: start + read,
-      };
+    const stat = await handle.stat();
+    if (!stat.isFile()) return missingLog(path);
+    const size = stat.size;
+    const start = Math.min(Math.max(0, Math.floor(options.offset ?? 0)), size);
+    const wanted = Math.min(size - start, Math.max(0, options.maxBytes ?? DEFAULT_MAX_BYTES));
+    const data = Buffer.allocUnsafe(wanted);
+    let filled = 0;
+    while (filled < wanted) {
+      const { bytesRead } = await handle.read(data, filled, wanted - filled, start + filled);
+      if (bytesRead === 0) break; // the file shrank meanwhile: return what is there
+      filled += bytesRead;
     }
-    const length = Math.min(size, maxBytes);
-    const buffer = Buffer.alloc(length);
-    const read = length > 0 ? readSync(fd, buffer, 0, length, size - length) : 0;
-    let text = buffer.subarray(0, read).toString('utf8');
-    if (options.tailLines !== undefined) text = tailLines(text, options.tailLines);
-    return { exists: true, text, offset: size };
+    return {
+      exists: true,
+      data: filled === wanted ? data : data.subarray(0, filled),
+      start,
+      offset: start + filled,
+      size,
+    };
+  } catch (error) {
+    throw unreadable(path, error);
   } finally {
-    closeSync(fd);
+    await handle.close();
   }
 }
 
-/** The last `count` lines of `text` (a final newline does not start another line). */
-export function tailLines(text: string, count: number): string {
-  if (count <= 0) return '';
-  const body = text.endsWith('\n') ? text.slice(0, -1) : text;
-  const lines = body.split('\n');
-  const kept = lines.slice(-count).join('\n');
-  return text.endsWith('\n') ? `${kept}\n` : kept;
+/** The chunk of a log that does not exist: `message` says which path is missing. */
+export function missingLog(path: string): LogChunkV1 {
+  return {
+    exists: false,
+    data: Buffer.alloc(0),
+    start: 0,
+    offset: 0,
+    size: 0,
+    message: `${path} does not exist`,
+  };
+}
+
+function unreadable(path: string, error: unknown): YonderError {
+  return new YonderError(
+    'E_LOG_UNAVAILABLE',
+    `Could not read ${path}: ${(error as Error).message}`,
+    { cause: error },
+  );
 }
