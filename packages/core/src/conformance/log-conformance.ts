@@ -177,7 +177,7 @@ export function logConformance(
               chunk.data.length <= chunkBytes || chunk.start === 0,
               `a chunk of ${chunk.data.length} bytes is over ${chunkBytes}`,
             );
-            pieces.push(chunk.data);
+            pieces.push(Buffer.from(chunk.data));
           },
           { all: true, chunkBytes },
         );

@@ -88,7 +88,7 @@ async function collect(
 ): Promise<Buffer> {
   const pieces: Buffer[] = [];
   await read((chunk) => {
-    pieces.push(chunk.data);
+    pieces.push(Buffer.from(chunk.data));
   });
   return Buffer.concat(pieces);
 }

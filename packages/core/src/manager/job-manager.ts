@@ -275,7 +275,7 @@ export class JobManager {
     const result = await this.streamLogs(
       reference,
       (chunk) => {
-        pieces.push(chunk.data);
+        pieces.push(Buffer.from(chunk.data));
       },
       options,
     );
@@ -293,7 +293,8 @@ export class JobManager {
 
   /**
    * Write a part of a job's output to `write` (default: its last 10 lines; or `lines`, `bytes`,
-   * `all`), chunk by chunk, each awaited: memory stays bounded whatever the log's size. When
+   * `all`), chunk by chunk, each awaited: memory stays bounded whatever the log's size. A
+   * chunk's `data` is lent until its write resolves (copy what you keep). When
    * the target cannot be reached, the tail kept from the last read is written instead
    * (`result.kept`). `result.message` says why there is no log.
    * @throws YonderError `E_LOG_UNAVAILABLE` when the log cannot be read; `E_TRANSPORT` or

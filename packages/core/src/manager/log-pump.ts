@@ -1,10 +1,14 @@
-/** Copying a range of a log from its backend to a writer in bounded chunks, a couple of reads in flight, each chunk handed over in order and awaited (backpressure). */
+/** Copying a range of a log from its backend to a writer in bounded chunks, a couple of reads in flight, each chunk handed over in order and awaited (backpressure), its memory used again after. */
+import { recycleLogBuffer } from '../backend/local/log-buffers.js';
 import type { LogChunkV1 } from '../spec/backend/v1/backend-v1.js';
 
 /** Reads `maxBytes` at most from `offset`. */
 export type ChunkReader = (offset: number, maxBytes: number) => Promise<LogChunkV1>;
 
-/** Takes the next chunk; the next is handed over only once this resolves. */
+/**
+ * Takes the next chunk; the next is handed over only once this resolves. `chunk.data` is lent:
+ * its memory may be used again once the write has resolved, so copy what you keep.
+ */
 export type LogWriter = (chunk: LogChunkV1) => void | Promise<void>;
 
 /** How many reads are in flight at once: one being written while the next is read. */
@@ -56,8 +60,15 @@ export async function pumpLog(
   };
   const settle = async (): Promise<void> => {
     // Let reads still in flight end before the caller closes the transport under them.
-    await Promise.allSettled(ahead.map((entry) => entry.chunk));
+    const left = await Promise.allSettled(ahead.map((entry) => entry.chunk));
+    for (const read of left) if (read.status === 'fulfilled') recycleLogBuffer(read.value.data);
     ahead = [];
+  };
+  const hand = async (chunk: LogChunkV1): Promise<void> => {
+    if (chunk.data.length > 0) await write(chunk);
+    offset = chunk.offset;
+    bytes += chunk.data.length;
+    recycleLogBuffer(chunk.data);
   };
   const result = (exists: boolean, shrank: boolean): PumpResult => ({
     offset,
@@ -82,9 +93,7 @@ export async function pumpLog(
         if (chunk.offset >= chunk.size && chunk.size < at + want && options.to !== undefined) {
           // The log ends before the size it had: truncated or replaced.
           size = chunk.size;
-          if (chunk.data.length > 0) await write(chunk);
-          offset = chunk.offset;
-          bytes += chunk.data.length;
+          await hand(chunk);
           return result(true, true);
         }
         // A short read: what was planned after it starts in the wrong place.
@@ -92,9 +101,7 @@ export async function pumpLog(
         next = chunk.offset;
       }
       fill();
-      if (chunk.data.length > 0) await write(chunk);
-      offset = chunk.offset;
-      bytes += chunk.data.length;
+      await hand(chunk);
       if (signal?.aborted) break;
       fill();
     }

@@ -36,8 +36,15 @@ export class TailKeeper {
       this.started = true;
     }
     if (chunk.data.length === 0) return;
-    this.pieces.push(chunk.data);
-    this.length += chunk.data.length;
+    // A copy of at most the last 64 KiB: a chunk's memory is lent only until it is written.
+    const skip = Math.max(0, chunk.data.length - LOG_TAIL_BYTES);
+    if (skip > 0) {
+      this.pieces = [];
+      this.length = 0;
+      this.first = chunk.start + skip;
+    }
+    this.pieces.push(Buffer.from(chunk.data.subarray(skip)));
+    this.length += chunk.data.length - skip;
     while (this.length > LOG_TAIL_BYTES) {
       const head = this.pieces[0] as Buffer;
       const excess = this.length - LOG_TAIL_BYTES;
@@ -46,8 +53,7 @@ export class TailKeeper {
         this.length -= head.length;
         this.first += head.length;
       } else {
-        // A copy, so the kept bytes do not hold a whole large chunk in memory.
-        this.pieces[0] = Buffer.from(head.subarray(excess));
+        this.pieces[0] = head.subarray(excess);
         this.length -= excess;
         this.first += excess;
       }
