@@ -3,7 +3,12 @@ import { defineConfig } from 'tsup';
 import packageJson from './package.json' with { type: 'json' };
 
 export default defineConfig({
-  entry: ['src/index.ts', 'src/conformance/index.ts'],
+  entry: [
+    'src/index.ts',
+    'src/backend-kit/index.ts',
+    'src/testing/index.ts',
+    'src/conformance/index.ts',
+  ],
   format: ['esm'],
   dts: true,
   clean: true,

@@ -1,25 +1,27 @@
 import {
   type BackendV1,
   type CancelOutcomeV1,
-  EXIT_CODES_SCRIPT,
-  exitObservation,
-  JOB_WRAPPER_SCRIPT,
+  getErrorMessage,
   type JsonObject,
-  jobPayload,
   type ObservationV1,
-  PREPARE_JOB_DIRECTORY,
-  type Profile,
-  parseExitCodes,
-  parseExternalId,
   type RunOptionsV1,
-  readRemoteLog,
-  replacePlaceholder,
   type Static,
-  shJoin,
-  shQuote,
   Type,
   YonderError,
 } from '@yonder/core';
+import {
+  EXIT_CODES_SCRIPT,
+  exitObservation,
+  JOB_WRAPPER_SCRIPT,
+  jobPayload,
+  PREPARE_JOB_DIRECTORY,
+  parseExitCodes,
+  parseExternalId,
+  readRemoteLog,
+  replacePlaceholder,
+  shJoin,
+  shQuote,
+} from '@yonder/core/backend-kit';
 
 /** Profile options: which task-spooler server to use, and how many jobs it runs at once. */
 export const TspOptionsSchema = Type.Object(
@@ -41,13 +43,11 @@ export const TspOptionsSchema = Type.Object(
   { additionalProperties: false },
 );
 
-type TspOptions = Static<typeof TspOptionsSchema>;
-
-const opts = (profile: Profile): TspOptions => (profile.options ?? {}) as TspOptions;
+export type TspOptions = Static<typeof TspOptionsSchema>;
 
 /** Run tsp with the profile's socket. */
-function tspEnv(profile: Profile): RunOptionsV1 {
-  const socket = opts(profile).socket;
+function tspEnv(options: TspOptions): RunOptionsV1 {
+  const { socket } = options;
   return { timeoutMs: 30_000, ...(socket ? { env: { TS_SOCKET: socket } } : {}) };
 }
 
@@ -74,9 +74,9 @@ done
 
 /**
  * A backend for task-spooler: one `tsp -l` per poll for every job, exit codes from yonder's
- * job wrapper, cancel with `tsp -k`/`tsp -r`. It uses only @yonder/core's public exports.
+ * job wrapper, cancel with `tsp -k`/`tsp -r`. It uses only @yonder/core's public exports (the root and backend-kit).
  */
-export function createTspBackend(): BackendV1 {
+export function createTspBackend(): BackendV1<TspOptions> {
   return {
     specificationVersion: 'v1',
     id: 'tsp',
@@ -88,18 +88,19 @@ export function createTspBackend(): BackendV1 {
       logs: true,
     },
     optionsSchema: TspOptionsSchema,
+    // Beside the schema's own issues, so the options are read as they are (JSON), not typed.
     validateProfile: (profile) =>
-      opts(profile).socket !== undefined && !opts(profile).socket?.startsWith('/')
+      typeof profile.options?.socket === 'string' && !profile.options.socket.startsWith('/')
         ? [{ path: 'options.socket', message: 'must be an absolute path' }]
         : [],
-    targetKey: (profile) => `tsp:${profile.host ?? 'local'}:${opts(profile).socket ?? ''}`,
+    targetKey: (profile, options) => `tsp:${profile.host ?? 'local'}:${options.socket ?? ''}`,
 
-    async probe(profile, context) {
+    async probe(_profile, context) {
       const result = await context.transport
-        .run(['tsp', '-S'], tspEnv(profile))
-        .catch((error: Error) => error);
-      if (result instanceof Error)
-        return { ok: false, facts: {}, problems: [`tsp cannot be run: ${result.message}`] };
+        .run(['tsp', '-S'], tspEnv(context.options))
+        .catch((error: unknown) => getErrorMessage(error));
+      if (typeof result === 'string')
+        return { ok: false, facts: {}, problems: [`tsp cannot be run: ${result}`] };
       return {
         ok: result.exitCode === 0,
         facts: { slots: Number(result.stdout.trim()) },
@@ -123,12 +124,12 @@ export function createTspBackend(): BackendV1 {
         '',
       ].join('\n');
       const { input, lengths } = jobPayload(request.env, request.secrets, request.settingsText);
-      const slots = opts(request.profile).slots;
+      const { slots } = context.options;
       const result = await context.transport.runScript(
         SUBMIT,
         [workdir, request.id, lengths, script, slots === undefined ? '' : String(slots)],
         {
-          ...tspEnv(request.profile),
+          ...tspEnv(context.options),
           input,
         },
       );
@@ -151,7 +152,7 @@ export function createTspBackend(): BackendV1 {
       const out = new Map<string, ObservationV1>();
       const first = jobs[0];
       if (!first) return out;
-      const list = await context.transport.run(['tsp', '-l'], tspEnv(first.profile));
+      const list = await context.transport.run(['tsp', '-l'], tspEnv(context.options));
       if (list.exitCode !== 0)
         throw new YonderError('E_SCHEDULER_UNAVAILABLE', `tsp -l failed: ${list.stderr.trim()}`);
       const states = new Map<string, string>();
@@ -208,7 +209,7 @@ export function createTspBackend(): BackendV1 {
       const result = await context.transport.runScript(
         CANCEL,
         jobs.map((job) => job.externalId ?? ''),
-        tspEnv(first.profile),
+        tspEnv(context.options),
       );
       const words = new Map(
         result.stdout.split('\n').map((line) => line.split(' ') as [string, string]),

@@ -2,43 +2,17 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createLocalTransport, createRegistry, JobManager, type Profile } from '@yonder/core';
 import { backendConformance } from '@yonder/core/conformance';
-import { createFsStore } from '@yonder/store-fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createCommandBackend } from './command-backend.js';
+import { commandManager, TOYQ, toyqProfile } from './test-support/toyq.js';
 
-const TOYQ = new URL('../examples/toyq', import.meta.url).pathname;
 const ROOT = new URL('../../..', import.meta.url).pathname;
 const queueDir = mkdtempSync(join(tmpdir(), 'yonder-toyq-'));
 process.env.TOYQ_DIR = queueDir;
 
-const toyq = (name: string, extra: Partial<Profile['options']> = {}): Profile => ({
-  name,
-  backend: 'command',
-  workdir: join(mkdtempSync(join(tmpdir(), 'yonder cmd work ')), "jobs 'here'"),
-  options: {
-    submit: `${TOYQ}/toyq-submit {script}`,
-    idPattern: 'Job (?<id>\\d+) queued',
-    status: `${TOYQ}/toyq-status {external_ids}`,
-    cancel: `${TOYQ}/toyq-cancel {external_ids}`,
-    ...extra,
-  },
-});
-
-function manager(): JobManager {
-  const state = mkdtempSync(join(tmpdir(), 'yonder-cmd-state-'));
-  const registry = createRegistry({
-    backends: [createCommandBackend()],
-    transports: { local: () => createLocalTransport() },
-  });
-  return new JobManager({
-    store: createFsStore({ location: state }),
-    registry,
-    stateDirectory: state,
-    minPollIntervalMs: 0,
-  });
-}
+const toyq = toyqProfile;
+const manager = commandManager;
 
 backendConformance(it, () => createCommandBackend(), {
   profile: toyq('toyq'),
@@ -173,7 +147,9 @@ describe('README examples', () => {
   const blocks = readFileSync(new URL('../README.md', import.meta.url), 'utf8')
     .split('```sh\n')
     .slice(1)
-    .map((chunk) => chunk.slice(0, chunk.indexOf('```')));
+    .map((chunk) => chunk.slice(0, chunk.indexOf('```')))
+    // The install line is a block too; the examples are the blocks that use yonder.
+    .filter((block) => !block.startsWith('npm install'));
 
   it('has the two example profiles', () => {
     expect(blocks).toHaveLength(2);

@@ -1,4 +1,4 @@
-import { parseTemplate } from '@yonder/core';
+import { parseTemplate } from '@yonder/core/backend-kit';
 import { describe, expect, it } from 'vitest';
 import { createCommandBackend, renderCommand } from './command-backend.js';
 import { PLACEHOLDERS } from './command-options.js';
@@ -15,6 +15,12 @@ const valid = {
   status: 'qstat {external_ids}',
   cancel: 'qdel {external_id}',
 };
+
+describe('command backend capabilities', () => {
+  it('gives a job no source knows two minutes before it may be called lost', () => {
+    expect(backend.capabilities.absentGraceSeconds).toBe(120);
+  });
+});
 
 describe('command profile validation', () => {
   it('accepts a complete profile', () => {

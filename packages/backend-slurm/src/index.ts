@@ -10,7 +10,12 @@ export {
   type SqueueRow,
   slurmObservation,
 } from './parse.js';
-export { reconcile } from './reconcile.js';
+export {
+  type QueryFailure,
+  reconcile,
+  type SlurmEvidence,
+  type WrapperFiles,
+} from './reconcile.js';
 export { sbatchOptions, slurmJobName } from './sbatch-options.js';
 export {
   createSlurmBackend,

@@ -1,9 +1,5 @@
-import {
-  type FailureKind,
-  type FoundObservationV1,
-  normaliseState,
-  signalName,
-} from '@yonder/core';
+import type { FailureKind, FoundObservationV1 } from '@yonder/core';
+import { normaliseState, signalName } from '@yonder/core/backend-kit';
 
 /** One line of `squeue --format=%A|%i|%T|%j|%k|%r`. */
 export interface SqueueRow {

@@ -1,16 +1,18 @@
 import { readFileSync } from 'node:fs';
-import type { BackendJobV1, RunResultV1 } from '@yonder/core';
+import type { BackendJobV1, JobState } from '@yonder/core';
 import { describe, expect, it } from 'vitest';
 import { parseSacct, parseSqueue, type SacctRow, type SqueueRow } from './parse.js';
-import { reconcile } from './reconcile.js';
+import {
+  type QueryFailure,
+  reconcile,
+  type SlurmEvidence,
+  type WrapperFiles,
+} from './reconcile.js';
 
 /** A recorded output (see __fixtures__/README.md for the commands). */
 function fixture(name: string): string {
   return readFileSync(new URL(`./__fixtures__/${name}`, import.meta.url), 'utf8');
 }
-
-const squeueText = fixture('squeue-yonder.txt');
-const sacctText = fixture('sacct-yonder.txt');
 
 /** squeue rows by job id, the way `poll` builds them (an array's first task stands for it). */
 function queueMap(rows: readonly SqueueRow[]): Map<string, SqueueRow> {
@@ -20,46 +22,72 @@ function queueMap(rows: readonly SqueueRow[]): Map<string, SqueueRow> {
   return map;
 }
 
-function accountingMap(rows: readonly SacctRow[]): Map<string, SacctRow> {
-  return new Map(rows.map((row) => [row.jobId, row]));
+const queue = queueMap(parseSqueue(fixture('squeue-yonder.txt')));
+const accounting = sacct(fixture('sacct-yonder.txt'));
+const noAccounting = sacct('');
+const unreachable: QueryFailure = {
+  error: {
+    code: 'E_SCHEDULER_UNAVAILABLE',
+    message: `sacct failed: ${fixture('sacct-unreachable.stderr.txt')}`,
+  },
+};
+/** The wrapper never started (a pending job, or one whose node never ran it). */
+const notStarted: WrapperFiles = { run: 0, started: false, exitCode: null };
+/** The wrapper started and has recorded no end (running, or killed before it could). */
+const started: WrapperFiles = { run: 0, started: true, exitCode: null };
+const exited = (exitCode: number): WrapperFiles => ({ run: 0, started: true, exitCode });
+
+function sacct(text: string): { rows: Map<string, SacctRow> } {
+  return { rows: new Map(parseSacct(text).map((row) => [row.jobId, row])) };
 }
 
-function job(externalId: string | null, jobName: string): BackendJobV1 {
+function job(
+  externalId: string | null,
+  jobName: string,
+  state: JobState = 'pending',
+): BackendJobV1 {
   return {
     id: `job-${externalId ?? 'none'}`,
     name: jobName,
     externalId,
-    state: 'running',
+    state,
     createdAt: '2026-11-30T05:22:30.000Z',
     cancelRequested: false,
     profile: { name: 'hpc', backend: 'slurm' },
+    options: {},
     data: { jobName },
   };
 }
 
-describe('reconcile', () => {
-  const queue = queueMap(parseSqueue(squeueText));
-  const accounting = accountingMap(parseSacct(sacctText));
-  const noAccounting = new Map<string, SacctRow>();
+/** Reconcile with squeue's fixture rows unless told otherwise. */
+function observe(
+  target: BackendJobV1,
+  accountingAnswer: SlurmEvidence['accounting'],
+  files: SlurmEvidence['files'] = notStarted,
+  rows: ReadonlyMap<string, SqueueRow> = queue,
+) {
+  return reconcile(target, {
+    queued: rows.get(target.externalId ?? ''),
+    accounting: accountingAnswer,
+    files,
+  });
+}
 
+describe('reconcile: squeue and sacct', () => {
   it('takes a live job from squeue, whatever sacct says', () => {
-    expect(reconcile(job('40', 'yf-running'), queue, accounting)).toMatchObject({
-      kind: 'found',
-      state: 'running',
-      source: 'squeue',
-    });
-    expect(reconcile(job('40', 'yf-running'), queue, null)).toMatchObject({
-      kind: 'found',
-      state: 'running',
-      source: 'squeue',
-    });
-    expect(reconcile(job('42', 'yf-held'), queue, noAccounting)).toMatchObject({
+    for (const answer of [accounting, unreachable])
+      expect(observe(job('40', 'yf-running'), answer)).toMatchObject({
+        kind: 'found',
+        state: 'running',
+        source: 'squeue',
+      });
+    expect(observe(job('42', 'yf-held'), noAccounting)).toMatchObject({
       kind: 'found',
       state: 'pending',
       reason: 'JobHeldUser',
       source: 'squeue',
     });
-    expect(reconcile(job('44', 'yf-array'), queue, accounting)).toMatchObject({
+    expect(observe(job('44', 'yf-array'), accounting)).toMatchObject({
       kind: 'found',
       state: 'pending',
       source: 'squeue',
@@ -67,7 +95,7 @@ describe('reconcile', () => {
   });
 
   it('takes a terminal job listed by both from sacct, with its exit code', () => {
-    expect(reconcile(job('35', 'yf-exit3'), queue, accounting)).toEqual({
+    expect(observe(job('35', 'yf-exit3'), accounting)).toEqual({
       kind: 'found',
       state: 'failed',
       nativeState: 'FAILED',
@@ -77,30 +105,30 @@ describe('reconcile', () => {
       failureKind: 'application',
       source: 'sacct',
     });
-    expect(reconcile(job('37', 'yf-sigkill'), queue, accounting)).toMatchObject({
+    expect(observe(job('37', 'yf-sigkill'), accounting)).toMatchObject({
       state: 'failed',
       signal: 'SIGKILL',
       reason: 'killed by SIGKILL',
       source: 'sacct',
     });
-    expect(reconcile(job('34', 'yf-completed'), queue, accounting)).toMatchObject({
+    expect(observe(job('34', 'yf-completed'), accounting)).toMatchObject({
       state: 'succeeded',
       exitCode: 0,
       source: 'sacct',
     });
-    expect(reconcile(job('41', 'yf-cancel-running'), queue, accounting)).toMatchObject({
+    expect(observe(job('41', 'yf-cancel-running'), accounting, started)).toMatchObject({
       state: 'cancelled',
       reason: 'cancelled by uid 2000',
       source: 'sacct',
     });
-    expect(reconcile(job('39', 'yf name with spaces'), queue, accounting)).toMatchObject({
+    expect(observe(job('39', 'yf name with spaces'), accounting)).toMatchObject({
       state: 'succeeded',
       source: 'sacct',
     });
   });
 
   it('trusts squeue for COMPLETED before accounting has the job, and waits for anything else', () => {
-    expect(reconcile(job('34', 'yf-completed'), queue, noAccounting)).toMatchObject({
+    expect(observe(job('34', 'yf-completed'), noAccounting)).toMatchObject({
       kind: 'found',
       state: 'succeeded',
       exitCode: 0,
@@ -112,7 +140,7 @@ describe('reconcile', () => {
       ['41', 'yf-cancel-running'],
       ['43', 'yf-cancel-pending'],
     ] as const) {
-      expect(reconcile(job(id, name), queue, noAccounting)).toEqual({
+      expect(observe(job(id, name), noAccounting)).toEqual({
         kind: 'query-failed',
         source: 'sacct',
         error: {
@@ -124,90 +152,190 @@ describe('reconcile', () => {
   });
 
   it('waits when sacct still has a live state for a job squeue lists as finished', () => {
-    const lagging = accountingMap(parseSacct('35|35|yf-exit3|RUNNING|0:0|\n'));
-    expect(reconcile(job('35', 'yf-exit3'), queue, lagging).kind).toBe('query-failed');
+    const lagging = sacct('35|35|yf-exit3|RUNNING|0:0|\n');
+    expect(observe(job('35', 'yf-exit3'), lagging).kind).toBe('query-failed');
   });
 
   it('is query-failed when sacct failed, except for COMPLETED in squeue', () => {
-    const failed: RunResultV1 = {
-      exitCode: 1,
-      signal: null,
-      stdout: '',
-      stderr: fixture('sacct-unreachable.stderr.txt'),
-      stdoutTruncated: false,
-      stderrTruncated: false,
-      durationMs: 10,
-    };
-    const observation = reconcile(job('35', 'yf-exit3'), queue, null, failed);
-    expect(observation).toMatchObject({
+    expect(observe(job('35', 'yf-exit3'), unreachable)).toEqual({
       kind: 'query-failed',
       source: 'sacct',
-      error: { code: 'E_SCHEDULER_UNAVAILABLE' },
+      error: unreachable.error,
     });
-    expect(observation.kind === 'query-failed' && observation.error.message).toContain(
-      'sacct failed: sacct: error: slurm_persist_conn_open_without_init',
-    );
-    expect(reconcile(job('35', 'yf-exit3'), queue, null)).toEqual({
+    expect(observe(job('999', 'yonder-gone'), unreachable)).toMatchObject({
       kind: 'query-failed',
-      source: 'sacct',
-      error: { code: 'E_SCHEDULER_UNAVAILABLE', message: 'sacct failed' },
+      error: unreachable.error,
     });
-    expect(reconcile(job('999', 'yonder-gone'), queue, null).kind).toBe('query-failed');
-    expect(reconcile(job('34', 'yf-completed'), queue, null)).toMatchObject({
+    expect(observe(job('34', 'yf-completed'), unreachable)).toMatchObject({
       kind: 'found',
       state: 'succeeded',
       source: 'squeue',
     });
   });
 
-  it('says absent when the record has another name (not ours)', () => {
-    expect(reconcile(job('35', 'yonder-abc-other'), queue, accounting)).toEqual({
+  it('says absent when the record has another name (not ours) and the wrapper never started', () => {
+    expect(observe(job('35', 'yonder-abc-other'), accounting)).toEqual({
       kind: 'absent',
       source: 'sacct',
       detail: 'Slurm job 35 is named yf-exit3, not yonder-abc-other: not this job',
     });
     // A live squeue record with another name is not ours either: sacct decides.
-    expect(reconcile(job('40', 'yonder-abc-other'), queue, accounting)).toMatchObject({
+    expect(observe(job('40', 'yonder-abc-other'), accounting)).toMatchObject({
       kind: 'absent',
       source: 'sacct',
     });
-    expect(reconcile(job('40', 'yonder-abc-other'), queue, noAccounting)).toMatchObject({
+    expect(observe(job('40', 'yonder-abc-other'), noAccounting)).toMatchObject({
       kind: 'absent',
-      detail: 'neither squeue nor sacct knows the job',
+      detail: 'neither squeue nor sacct knows the job, and its wrapper never started',
     });
   });
 
-  it('says absent when neither knows the job', () => {
-    expect(reconcile(job('999', 'yonder-gone'), queue, accounting)).toEqual({
+  it('says absent only when no source knows the job', () => {
+    expect(observe(job('999', 'yonder-gone'), accounting)).toEqual({
       kind: 'absent',
       source: 'sacct',
-      detail: 'neither squeue nor sacct knows the job',
+      detail: 'neither squeue nor sacct knows the job, and its wrapper never started',
     });
-    expect(reconcile(job(null, 'yonder-gone'), queue, accounting).kind).toBe('absent');
-    expect(reconcile(job('34', 'yf-completed'), new Map(), new Map()).kind).toBe('absent');
+    expect(observe(job('34', 'yf-completed'), noAccounting, notStarted, new Map()).kind).toBe(
+      'absent',
+    );
   });
 
   it('takes a finished job that squeue has purged from sacct', () => {
-    expect(reconcile(job('46', 'yf-timeout'), queue, accounting)).toMatchObject({
+    expect(observe(job('46', 'yf-timeout'), accounting)).toMatchObject({
       kind: 'found',
       state: 'failed',
       reason: 'timeout',
       failureKind: 'application',
       source: 'sacct',
     });
-    expect(reconcile(job('36', 'yf-exit137'), new Map(), accounting)).toMatchObject({
+    expect(observe(job('36', 'yf-exit137'), accounting, notStarted, new Map())).toMatchObject({
       state: 'failed',
       exitCode: 9,
       source: 'sacct',
     });
   });
 
-  it('says absent when sacct says RUNNING but squeue does not list the job', () => {
-    const runaway = accountingMap(parseSacct('77|77|yonder-x|RUNNING|0:0|\n'));
-    expect(reconcile(job('77', 'yonder-x'), queue, runaway)).toEqual({
+  it('says absent when sacct says RUNNING but squeue does not list the job (a runaway record)', () => {
+    const runaway = sacct('77|77|yonder-x|RUNNING|0:0|\n');
+    expect(observe(job('77', 'yonder-x', 'running'), runaway)).toEqual({
       kind: 'absent',
       source: 'sacct',
       detail: 'accounting says RUNNING but squeue no longer lists the job',
+    });
+    expect(observe(job('77', 'yonder-x', 'running'), runaway, started)).toEqual({
+      kind: 'absent',
+      source: 'sacct',
+      detail:
+        'accounting says RUNNING but squeue no longer lists the job, and its wrapper has recorded no end',
+    });
+  });
+
+  it('keeps REVOKED open: unknown while squeue lists it, absent (not cancelled) once only sacct has it', () => {
+    const revoked = new Map([
+      [
+        '78',
+        {
+          ...(queue.get('40') as SqueueRow),
+          jobId: '78',
+          displayId: '78',
+          state: 'REVOKED',
+          name: 'yonder-fed',
+        },
+      ],
+    ]);
+    expect(observe(job('78', 'yonder-fed'), noAccounting, notStarted, revoked)).toMatchObject({
+      kind: 'found',
+      state: 'unknown',
+      nativeState: 'REVOKED',
+    });
+    expect(
+      observe(
+        job('78', 'yonder-fed'),
+        sacct('78|78|yonder-fed|REVOKED|0:0|\n'),
+        notStarted,
+        new Map(),
+      ),
+    ).toEqual({
+      kind: 'absent',
+      source: 'sacct',
+      detail: 'accounting says REVOKED but squeue no longer lists the job',
+    });
+  });
+});
+
+describe('reconcile: the wrapper’s own evidence', () => {
+  const gone = new Map<string, SqueueRow>();
+  const stale = sacct('50|50|yonder-ok|RUNNING|0:0|\n');
+
+  it('a run that exited 0 succeeded, whatever sacct says or fails to say', () => {
+    for (const answer of [noAccounting, stale, unreachable, accounting]) {
+      expect(observe(job('50', 'yonder-ok', 'running'), answer, exited(0), gone)).toEqual({
+        kind: 'found',
+        state: 'succeeded',
+        nativeState: 'exited 0',
+        exitCode: 0,
+        source: 'exit-code-file',
+      });
+    }
+  });
+
+  it('a run that exited non-zero failed with its exact code; sacct adds only why', () => {
+    expect(observe(job('50', 'yonder-ok', 'running'), stale, exited(3), gone)).toMatchObject({
+      state: 'failed',
+      exitCode: 3,
+      reason: 'exit code 3',
+      source: 'exit-code-file',
+    });
+    // sacct shows 137 as 9 (up to 25.05); the file has the real status.
+    expect(observe(job('36', 'yf-exit137'), accounting, exited(137), gone)).toMatchObject({
+      state: 'failed',
+      nativeState: 'FAILED',
+      exitCode: 137,
+      signal: 'SIGKILL',
+      reason: 'killed by SIGKILL',
+      source: 'sacct',
+    });
+    // The wrapper saw its job die of the TERM Slurm sends at the time limit: still a timeout.
+    expect(observe(job('46', 'yf-timeout'), accounting, exited(143), gone)).toMatchObject({
+      state: 'failed',
+      exitCode: 143,
+      reason: 'timeout',
+      source: 'sacct',
+    });
+    expect(observe(job('41', 'yf-cancel-running'), accounting, exited(143), gone)).toMatchObject({
+      state: 'cancelled',
+      reason: 'cancelled by uid 2000',
+    });
+  });
+
+  it('no accounting record for a job that started or was running is implausible: a failed query', () => {
+    for (const [target, files] of [
+      [job('50', 'yonder-ok', 'pending'), started],
+      [job('50', 'yonder-ok', 'running'), notStarted],
+    ] as const) {
+      expect(observe(target, noAccounting, files, gone)).toMatchObject({
+        kind: 'query-failed',
+        source: 'sacct',
+        error: {
+          code: 'E_SCHEDULER_UNAVAILABLE',
+          message: expect.stringContaining('an implausible answer'),
+        },
+      });
+    }
+  });
+
+  it('unreadable job files leave the job undecided unless a terminal record decides', () => {
+    const unreadable: QueryFailure = { error: { code: 'E_TRANSPORT', message: 'cannot read' } };
+    expect(observe(job('999', 'yonder-gone'), accounting, unreadable, gone)).toEqual({
+      kind: 'query-failed',
+      source: 'job-directory',
+      error: unreadable.error,
+    });
+    expect(observe(job('35', 'yf-exit3'), accounting, unreadable, gone)).toMatchObject({
+      state: 'failed',
+      exitCode: 3,
+      source: 'sacct',
     });
   });
 });

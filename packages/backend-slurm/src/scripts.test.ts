@@ -1,3 +1,6 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createLocalTransport } from '@yonder/core';
 import { describe, expect, it } from 'vitest';
 import { RUN_SLURM_COMMAND } from './scripts.js';
@@ -35,13 +38,22 @@ describe('the environment every Slurm command runs in', () => {
     expect(result.stdout).toContain("KEEP_ME=multi\nline export SQUEUE_TRICK='x' value\n");
   });
 
-  it('puts the profile’s binDir first on PATH', async () => {
-    const result = await createLocalTransport().runScript(RUN_SLURM_COMMAND, [
-      '/opt/slurm bin',
+  it('runs the command from binDir by its absolute path, never a same-named one on PATH', async () => {
+    const bin = mkdtempSync(join(tmpdir(), 'yonder slurm bin '));
+    writeFileSync(join(bin, 'sacct'), '#!/bin/sh\nprintf "%s|%s" "$0" "$*"\n', { mode: 0o755 });
+    const transport = createLocalTransport();
+    const ran = await transport.runScript(RUN_SLURM_COMMAND, [bin, 'sacct', 'a b']);
+    expect(ran).toMatchObject({ exitCode: 0, stdout: `${bin}/sacct|a b` });
+    // /usr/bin/squeue exists on this machine; with a binDir that lacks it, it is not run.
+    const missing = await transport.runScript(RUN_SLURM_COMMAND, [bin, 'squeue', '--version']);
+    expect(missing.exitCode).toBe(127);
+    expect(missing.stdout).toBe('');
+    const path = await transport.runScript(RUN_SLURM_COMMAND, [
+      '',
       'sh',
       '-c',
       'printf %s "$PATH"',
     ]);
-    expect(result.stdout.startsWith('/opt/slurm bin:')).toBe(true);
+    expect(path.stdout).toBe(process.env.PATH);
   });
 });

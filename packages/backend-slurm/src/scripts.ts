@@ -1,11 +1,12 @@
-/** The fixed shell scripts the backend runs on the target: the clean prelude of every Slurm command, the batch script and the batched submit. */
-import { JOB_WRAPPER_SCRIPT, PREPARE_JOB_DIRECTORY } from '@yonder/core';
+/** The fixed shell scripts the backend runs on the target: the clean prelude of every Slurm command, the batch script, the batched submit, and the poll's look at accounting and the job directories. */
+import { JOB_WRAPPER_SCRIPT, PREPARE_JOB_DIRECTORY } from '@yonder/core/backend-kit';
 
 /**
  * Every Slurm command runs after this prelude: variables that silently change what sbatch,
  * squeue, sacct and scancel do (SQUEUE_*, SACCT_*, SBATCH_*, SCANCEL_*, inherited SLURM_* of
  * an enclosing allocation) are removed, and time and locale are fixed. `$1` is the directory
- * holding the Slurm commands, or empty to use PATH.
+ * holding the Slurm commands, or empty to use PATH; `slurm CMD ARGS…` runs `$1/CMD` by its
+ * absolute path when it is set (never a same-named command found elsewhere on PATH).
  */
 const PRELUDE = [
   // Shell builtins only (no sed): this runs before every Slurm command.
@@ -13,35 +14,96 @@ const PRELUDE = [
   '  case $v in SLURM_CONF|SLURM_JWT) ;; *) unset "$v" 2>/dev/null || true ;; esac',
   'done',
   'export TZ=UTC LC_ALL=C SLURM_TIME_FORMAT=standard',
-  'if [ -n "$1" ]; then PATH=$1:$PATH; export PATH; fi',
-  'shift',
+  'bin=$1; shift',
+  'if [ -n "$bin" ]; then PATH=$bin:$PATH; export PATH; fi',
+  'slurm() { if [ -n "$bin" ]; then _c=$1; shift; "$bin/$_c" "$@"; else "$@"; fi; }',
 ].join('\n');
 
 /** Run one Slurm command: `$1` bin directory (or empty), then the command and its arguments. */
-export const RUN_SLURM_COMMAND = `${PRELUDE}\nexec "$@"`;
+export const RUN_SLURM_COMMAND = `${PRELUDE}
+if [ -n "$bin" ]; then _c=$1; shift; exec "$bin/$_c" "$@"; fi
+exec "$@"`;
 
-/** The batch script: the shared job wrapper, with `#!/bin/sh` for sbatch. */
-export const BATCH_SCRIPT = `#!/bin/sh\n${JOB_WRAPPER_SCRIPT}\n`;
+/** The commands a profile's `binDir` must hold. */
+export const SLURM_COMMANDS = ['sbatch', 'squeue', 'sacct', 'scancel', 'scontrol'] as const;
 
 /**
- * Submit one job (run in a subshell, so its `exit` ends only it): prepare its directory from
- * stdin, write the batch script, run `sbatch --parsable`. Arguments: work directory (empty:
- * $HOME/.yonder/slurm), job id, payload lengths, the batch script text, the number of sbatch
- * options that follow; then the options; then the job's argv. Prints `DIR <job dir>` and
- * sbatch's output. Exit 17: the job directory already exists.
+ * Check a bin directory: `$1` the directory, then command names. Prints `NODIR` when it is
+ * not a directory, else `MISSING <name>` or `NOTEXEC <name>` for each command that is not an
+ * executable file there.
+ */
+export const CHECK_BIN_DIR_SCRIPT = `b=$1; shift
+if [ ! -d "$b" ]; then echo NODIR; exit 0; fi
+for c in "$@"; do
+  if [ ! -e "$b/$c" ]; then echo "MISSING $c"
+  elif [ ! -f "$b/$c" ] || [ ! -x "$b/$c" ]; then echo "NOTEXEC $c"; fi
+done
+`;
+
+/**
+ * The batch script sbatch runs: `$1` the job directory, `$2` the working directory asked for
+ * (empty: none), then the job's argv. A working directory that cannot be entered on the node
+ * fails the job (slurmstepd would silently run it in /tmp). A rerun after a requeue
+ * (SLURM_RESTART_COUNT=N) gets its own directory `run-N` for the wrapper's files, so each run
+ * writes its own started marker and exit code. Secrets kept for reruns (`secrets.keep`,
+ * requeue=true) are copied for the wrapper, which deletes its copy once read. Then the shared
+ * job wrapper runs.
+ */
+export const BATCH_SCRIPT = `#!/bin/sh
+d=$1; c=$2; shift 2
+if [ -n "$c" ] && ! cd -- "$c"; then
+  printf 'yonder: the working directory %s cannot be entered on %s\\n' "$c" "$(hostname)" >&2
+  exit 126
+fi
+r=\${SLURM_RESTART_COUNT:-0}
+case $r in ''|*[!0-9]*) r=0 ;; esac
+w=$d
+if [ "$r" -gt 0 ]; then
+  w=$d/run-$r
+  mkdir -p -- "$w" || exit 126
+  if [ -f "$d/env.sh" ]; then cp -- "$d/env.sh" "$w/env.sh" || exit 126; fi
+fi
+if [ -f "$d/secrets.keep" ]; then cp -- "$d/secrets.keep" "$w/secrets.sh" || exit 126; fi
+set -- "$w" "$@"
+${JOB_WRAPPER_SCRIPT}
+`;
+
+/** SUBMIT_ONE's exit statuses for a working directory that cannot be used, and what each means. */
+export const CWD_PROBLEMS: Readonly<Record<number, string>> = {
+  20: 'does not exist on the target',
+  21: 'is not a directory on the target',
+  22: 'cannot be entered on the target (no search permission)',
+};
+
+/**
+ * Submit one job (run in a subshell, so its `exit` ends only it): check the working
+ * directory, prepare the job's directory from stdin, write the batch script, run
+ * `sbatch --parsable`. Arguments: work directory (empty: $HOME/.yonder/slurm), job id,
+ * payload lengths, the batch script text, the job's working directory (empty: none), `1` to
+ * keep the secrets for reruns, the number of sbatch options that follow; then the options;
+ * then the job's argv. Prints `DIR <job dir>` and sbatch's output. Exit 17: the job directory
+ * already exists; 20–22: the working directory cannot be used (CWD_PROBLEMS), nothing made.
  */
 const SUBMIT_ONE = `submit_one() {
-  w=$1; id=$2; lengths=$3; script=$4; k=$5; shift 5
+  w=$1; id=$2; lengths=$3; script=$4; cwd=$5; keep=$6; k=$7; shift 7
+  if [ -n "$cwd" ]; then
+    [ -e "$cwd" ] || return 20
+    [ -d "$cwd" ] || return 21
+    (cd -- "$cwd") 2>/dev/null || return 22
+  fi
   fallback="$HOME/.yonder/slurm"
 ${PREPARE_JOB_DIRECTORY}
+  if [ "$keep" = 1 ] && [ -f "$d/secrets.sh" ]; then
+    mv -f -- "$d/secrets.sh" "$d/secrets.keep" || { rm -rf -- "$d"; return 18; }
+  fi
   printf '%s' "$script" > "$d/job.sh"
   n=$#; i=0
   while [ "$i" -lt "$k" ]; do a=$1; shift; set -- "$@" "$a"; i=$((i + 1)); done
-  set -- "$@" --output="$d/job.log" --open-mode=append "$d/job.sh" "$d"
+  set -- "$@" --output="$d/job.log" --open-mode=append "$d/job.sh" "$d" "$cwd"
   m=$((n - k)); i=0
   while [ "$i" -lt "$m" ]; do a=$1; shift; set -- "$@" "$a"; i=$((i + 1)); done
   printf 'DIR %s\\n' "$d"
-  sbatch --parsable "$@"
+  slurm sbatch --parsable "$@"
   rc=$?
   if [ "$rc" -ne 0 ]; then rm -rf -- "$d"; fi
   return "$rc"
@@ -76,4 +138,47 @@ while [ "$job" -lt "$count" ]; do
   shift "$n"
   job=$((job + 1))
 done
+`;
+
+/**
+ * What the poll needs about jobs squeue no longer lists as live, in one round trip: sacct's
+ * answer, then what each job's wrapper left on the target. After the bin directory: the number
+ * of sacct arguments, those arguments, then job directories. sacct runs first, so a job that
+ * ends meanwhile shows its exit code rather than a stale accounting row. Prints `SACCT <exit
+ * status>`, sacct's lines as `OUT <line>` and `ERR <line>`, then per directory (0-based, in
+ * order) `FILES <i> <run> <started 0|1> <exit code or ->` for its latest run (`run-N`, else
+ * the directory itself as run 0).
+ */
+export const RESOLVE_SCRIPT = `${PRELUDE}
+k=$1; shift
+t=$(mktemp -d) || exit 18
+trap 'rm -rf -- "$t"' EXIT
+refs=''; j=1
+while [ "$j" -le "$k" ]; do refs="$refs \\"\\\${$j}\\""; j=$((j + 1)); done
+eval "slurm sacct $refs" > "$t/out" 2> "$t/err"
+printf 'SACCT %s\\n' "$?"
+while IFS= read -r line || [ -n "$line" ]; do printf 'OUT %s\\n' "$line"; done < "$t/out"
+while IFS= read -r line || [ -n "$line" ]; do printf 'ERR %s\\n' "$line"; done < "$t/err"
+shift "$k"
+i=0
+for d in "$@"; do
+  x=0; r=$d
+  for c in "$d"/run-*; do
+    n=\${c##*/run-}
+    case $n in ''|*[!0-9]*) continue ;; esac
+    if [ -d "$c" ] && [ "$n" -gt "$x" ]; then x=$n; r=$c; fi
+  done
+  s=0; if [ -f "$r/wrapper.pid" ]; then s=1; fi
+  e=-
+  if [ -f "$r/exit-code" ]; then
+    e=$(cat -- "$r/exit-code" 2>/dev/null)
+    case $e in ''|*[!0-9]*) e=- ;; esac
+  fi
+  printf 'FILES %s %s %s %s\\n' "$i" "$x" "$s" "$e"
+  i=$((i + 1))
+done
+`;
+
+/** Delete the secrets kept for reruns (requeue=true) of finished jobs: `$@` job directories. */
+export const FORGET_SECRETS_SCRIPT = `for d in "$@"; do rm -f -- "$d/secrets.keep"; done
 `;

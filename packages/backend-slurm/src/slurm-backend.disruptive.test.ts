@@ -1,3 +1,4 @@
+import { until } from '@yonder/test-helpers';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { cluster, requireCluster, slurmManager, workdir } from './test-support/cluster.js';
 
@@ -41,16 +42,27 @@ it('slurmctld stopped during a poll changes no state; states converge after it r
   expect(cancelled?.state).toBe('cancelled');
 }, 240_000);
 
-it('slurmdbd stopped: finished jobs wait for accounting instead of being declared lost', async () => {
+it('slurmdbd stopped: a job that ends meanwhile is settled by its exit-code file, never lost', async () => {
   const { manager } = slurmManager();
   await manager.saveProfile({ name: 'hpc', backend: 'slurm', workdir: workdir() });
   const job = await manager.submit({ argv: ['sh', '-c', 'sleep 2; exit 4'] }, { profile: 'hpc' });
   cluster('stop-dbd');
   try {
-    await new Promise((resolve) => setTimeout(resolve, 8_000));
-    await manager.refresh({ force: true });
-    const during = await manager.store.getJob(job.id);
-    expect(during?.state).not.toBe('failed');
+    // Polling while accounting is down: once the job has left RUNNING its own file settles it.
+    await until(
+      async () => {
+        const [current] = await manager.status([job.id]);
+        expect(current?.reason).not.toBe('lost');
+        return current?.state === 'failed';
+      },
+      60_000,
+      'the job is settled',
+      250,
+    );
+    expect(await manager.store.getJob(job.id)).toMatchObject({
+      exitCode: 4,
+      failureKind: 'application',
+    });
   } finally {
     cluster('start-dbd');
   }

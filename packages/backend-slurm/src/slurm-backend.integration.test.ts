@@ -1,11 +1,10 @@
-import { execFileSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import { type JobManager, type JobRecord, YonderError } from '@yonder/core';
 import { backendConformance } from '@yonder/core/conformance';
 import { until } from '@yonder/test-helpers';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createSlurmBackend } from './slurm-backend.js';
-import { requireCluster, slurmManager, workdir } from './test-support/cluster.js';
+import { requireCluster, slurmManager, untilPurged, workdir } from './test-support/cluster.js';
 
 beforeAll(() => requireCluster());
 
@@ -92,12 +91,18 @@ describe('slurm backend against the test cluster', () => {
     await expect(
       manager.submit({ argv: ['true'], resources: { partition: 'nosuch' } }, { profile: 'hpc' }),
     ).rejects.toMatchObject({
-      code: 'E_SUBMIT_FAILED',
+      code: 'E_SUBMIT_REFUSED',
       message: expect.stringMatching(/invalid partition/i),
     });
     const { jobs } = await manager.store.listJobs({});
     expect(jobs).toHaveLength(1);
-    expect(jobs[0]).toMatchObject({ state: 'failed', reason: 'submit-failed', externalId: null });
+    // The submitter's error, not the system's.
+    expect(jobs[0]).toMatchObject({
+      state: 'failed',
+      reason: 'submit-refused',
+      failureKind: 'submission',
+      externalId: null,
+    });
     expect(existsSync(`${dir}/${jobs[0]?.id}`)).toBe(false);
   }, 60_000);
 
@@ -147,8 +152,9 @@ describe('slurm backend against the test cluster', () => {
       'pending',
     ]);
     expect(jobs[1]).toMatchObject({
-      reason: 'submit-failed',
-      error: { code: 'E_SUBMIT_FAILED', message: expect.stringMatching(/invalid partition/i) },
+      reason: 'submit-refused',
+      failureKind: 'submission',
+      error: { code: 'E_SUBMIT_REFUSED', message: expect.stringMatching(/invalid partition/i) },
     });
     const ids = jobs.filter((job) => job.state === 'pending').map((job) => job.id);
     const { jobs: done } = await manager.wait(ids, { timeoutMs: 90_000 });
@@ -286,15 +292,7 @@ describe('slurm backend against the test cluster', () => {
 
   it('resolves a job purged from squeue (MinJobAge) through sacct', async () => {
     const externalId = (await slow.manager.store.getJob(purgedJob))?.externalId as string;
-    await until(
-      () =>
-        !execFileSync('squeue', ['--noheader', '--states=all', '--format=%A'], { encoding: 'utf8' })
-          .split('\n')
-          .includes(externalId),
-      120_000,
-      `job ${externalId} to be purged from squeue`,
-      2_000,
-    );
+    await untilPurged(externalId, 120_000);
     await slow.manager.refresh({ ids: [purgedJob], force: true });
     const job = await slow.manager.store.getJob(purgedJob);
     expect(job).toMatchObject({ state: 'failed', exitCode: 5 });

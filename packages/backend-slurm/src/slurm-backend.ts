@@ -1,14 +1,8 @@
 /** The Slurm backend's factory: its capabilities and profile checks, with submit, recover, poll and cancel from their own files. */
-import {
-  type BackendV1,
-  checkAbsolutePath,
-  type LogChunkV1,
-  readRemoteLog,
-  type ValidationIssue,
-  YonderError,
-} from '@yonder/core';
+import { type BackendV1, type LogChunkV1, type ValidationIssue, YonderError } from '@yonder/core';
+import { checkAbsolutePath, readRemoteLog } from '@yonder/core/backend-kit';
 import { slurmCancel } from './slurm-cancel.js';
-import { parseSlurmOptions, SlurmOptionsSchema } from './slurm-options.js';
+import { type SlurmOptions, SlurmOptionsSchema } from './slurm-options.js';
 import { slurmPoll } from './slurm-poll.js';
 import { slurmProbe } from './slurm-probe.js';
 import { slurmRecover } from './slurm-recover.js';
@@ -17,6 +11,11 @@ import { slurmSubmit } from './slurm-submit.js';
 export const SLURM_BACKEND_ID = 'slurm';
 /** A submit younger than this may still be in flight: recovery does not give up on it yet. */
 const SLURM_SUBMIT_GRACE_SECONDS = 200;
+/**
+ * A job no source vouches for is lost only after this long (and a few healthy polls): sacct
+ * lags behind squeue, and a purged job's record may take a while to reach accounting.
+ */
+const SLURM_ABSENT_GRACE_SECONDS = 120;
 
 /** What a caller (a test, mostly) may set when making the backend; the defaults suit a real cluster. */
 export interface SlurmBackendSettings {
@@ -26,17 +25,23 @@ export interface SlurmBackendSettings {
    * Default SLURM_SUBMIT_GRACE_SECONDS (200: longer than sbatch may take under load).
    */
   readonly submitGraceSeconds?: number;
+  /**
+   * Seconds a job may be missing from every source (squeue, sacct, its wrapper's files) before
+   * the manager declares it lost; declared as `capabilities.absentGraceSeconds`.
+   * Default SLURM_ABSENT_GRACE_SECONDS (120).
+   */
+  readonly absentGraceSeconds?: number;
 }
 
 /**
  * The Slurm backend: sbatch, squeue, sacct and scancel through the profile's transport
  * (this machine when the profile has no host, a login node over SSH when it has one).
- * @throws RangeError when `submitGraceSeconds` is not a finite number of seconds, 0 or more.
+ * @throws RangeError when `submitGraceSeconds` or `absentGraceSeconds` is not a finite number
+ *   of seconds, 0 or more.
  */
-export function createSlurmBackend(settings: SlurmBackendSettings = {}): BackendV1 {
-  const submitGraceSeconds = settings.submitGraceSeconds ?? SLURM_SUBMIT_GRACE_SECONDS;
-  if (!Number.isFinite(submitGraceSeconds) || submitGraceSeconds < 0)
-    throw new RangeError(`submitGraceSeconds must be 0 or more, got ${submitGraceSeconds}`);
+export function createSlurmBackend(settings: SlurmBackendSettings = {}): BackendV1<SlurmOptions> {
+  const submitGraceSeconds = seconds('submitGraceSeconds', settings, SLURM_SUBMIT_GRACE_SECONDS);
+  const absentGraceSeconds = seconds('absentGraceSeconds', settings, SLURM_ABSENT_GRACE_SECONDS);
   return {
     specificationVersion: 'v1',
     id: SLURM_BACKEND_ID,
@@ -47,6 +52,7 @@ export function createSlurmBackend(settings: SlurmBackendSettings = {}): Backend
       recoverSubmit: true,
       logs: true,
       submitGraceSeconds,
+      absentGraceSeconds,
       transport: 'ssh',
     },
     optionsSchema: SlurmOptionsSchema,
@@ -71,11 +77,11 @@ export function createSlurmBackend(settings: SlurmBackendSettings = {}): Backend
       return issues;
     },
 
-    targetKey(profile) {
-      return `slurm:${profile.host ?? 'local'}:${parseSlurmOptions(profile).binDir ?? ''}`;
+    targetKey(profile, options) {
+      return `slurm:${profile.host ?? 'local'}:${options.binDir ?? ''}`;
     },
 
-    probe: (profile, context) => slurmProbe(profile, parseSlurmOptions(profile), context, true),
+    probe: (profile, context) => slurmProbe(profile, context.options, context, true),
 
     async submit(request, context) {
       const [outcome] = await slurmSubmit([request], context);
@@ -95,4 +101,16 @@ export function createSlurmBackend(settings: SlurmBackendSettings = {}): Backend
     readLog: (job, readOptions, context): Promise<LogChunkV1> =>
       readRemoteLog(context.transport, String(job.data.log ?? ''), readOptions),
   };
+}
+
+/** One of the settings in seconds, or its default. */
+function seconds(
+  name: keyof SlurmBackendSettings,
+  settings: SlurmBackendSettings,
+  fallback: number,
+): number {
+  const value = settings[name] ?? fallback;
+  if (!Number.isFinite(value) || value < 0)
+    throw new RangeError(`${name} must be 0 or more, got ${value}`);
+  return value;
 }

@@ -1,7 +1,7 @@
 /** Cancel: one scancel for up to a hundred jobs of the target, each job's outcome read from its answer. */
 import type { BackendContextV1, BackendJobV1, CancelOutcomeV1 } from '@yonder/core';
 import { CANCEL_TIMEOUT_MS, chunks, commandFailure, slurmCommand } from './slurm-command.js';
-import { parseSlurmOptions } from './slurm-options.js';
+import type { SlurmOptions } from './slurm-options.js';
 
 /** At most this many job ids in one scancel. */
 const CANCEL_CHUNK = 100;
@@ -12,12 +12,12 @@ const CANCEL_CHUNK = 100;
  */
 export async function slurmCancel(
   jobs: readonly BackendJobV1[],
-  context: BackendContextV1,
+  context: BackendContextV1<SlurmOptions>,
 ): Promise<Map<string, CancelOutcomeV1>> {
   const out = new Map<string, CancelOutcomeV1>();
   const first = jobs[0];
   if (!first) return out;
-  const options = parseSlurmOptions(first.profile);
+  const { options } = context;
   for (const chunk of chunks(
     jobs.filter((job) => job.externalId !== null),
     CANCEL_CHUNK,

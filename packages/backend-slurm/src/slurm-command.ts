@@ -34,6 +34,28 @@ export function commandFailure(result: RunResultV1): string {
   return text || `exit status ${result.exitCode ?? result.signal}`;
 }
 
+/**
+ * The first line of a Slurm command's stderr that says the scheduler did not answer properly
+ * (`squeue: error: …`, `slurm_load_jobs error: …`, a database or controller that cannot be
+ * reached), or null. Slurm 22.05/23.02 exit 0 after some of these, so the exit status alone
+ * does not tell a healthy answer.
+ */
+export function schedulerError(stderr: string): string | null {
+  const line = stderr
+    .split('\n')
+    .find((text) =>
+      /\berror:|Problem talking to the database|Socket timed out|Unable to contact slurm controller/i.test(
+        text,
+      ),
+    );
+  return line === undefined ? null : line.trim();
+}
+
+/** Whether a query answered: exit status 0 and no scheduler error on stderr. */
+export function answered(result: RunResultV1): boolean {
+  return result.exitCode === 0 && schedulerError(result.stderr) === null;
+}
+
 /** A Slurm command failed to answer: the scheduler is unavailable (never a job outcome). */
 export function schedulerUnavailable(command: string, result: RunResultV1): YonderError {
   return new YonderError('E_SCHEDULER_UNAVAILABLE', `${command} failed: ${commandFailure(result)}`);
@@ -49,25 +71,18 @@ export async function squeueRows(
   selection: readonly string[],
 ): Promise<SqueueRow[]> {
   const queue = await slurmCommand(context, options, ['squeue', ...selection, SQUEUE_FORMAT]);
-  if (queue.exitCode !== 0 || /slurm_load_jobs error/.test(queue.stderr))
-    throw schedulerUnavailable('squeue', queue);
+  if (!answered(queue)) throw schedulerUnavailable('squeue', queue);
   return parseSqueue(queue.stdout);
 }
 
 /**
- * sacct's allocation rows for one selection (`--jobs=…` or `--name=…`), from a day before the
- * earliest of `createdAt` until now; `rows` is null when sacct failed (see `result`).
+ * sacct's arguments for the allocation rows of one selection (`--jobs=…` or `--name=…`), from
+ * a day before the earliest of `createdAt` until now, in the fields `parseSacct` reads.
  */
-export async function sacctRows(
-  context: BackendContextV1,
-  options: SlurmOptions,
-  selection: string,
-  createdAt: readonly string[],
-): Promise<{ result: RunResultV1; rows: SacctRow[] | null }> {
+export function sacctArguments(selection: string, createdAt: readonly string[]): string[] {
   const earliest = [...createdAt].sort()[0] as string;
   const since = new Date(Date.parse(earliest) - SACCT_LOOKBACK_MS).toISOString();
-  const result = await slurmCommand(context, options, [
-    'sacct',
+  return [
     '--noheader',
     '--parsable2',
     '--allocations',
@@ -75,8 +90,24 @@ export async function sacctRows(
     '--endtime=now',
     selection,
     SACCT_FORMAT,
+  ];
+}
+
+/**
+ * sacct's allocation rows for one selection (see `sacctArguments`); `rows` is null when sacct
+ * did not answer (see `result`).
+ */
+export async function sacctRows(
+  context: BackendContextV1,
+  options: SlurmOptions,
+  selection: string,
+  createdAt: readonly string[],
+): Promise<{ result: RunResultV1; rows: SacctRow[] | null }> {
+  const result = await slurmCommand(context, options, [
+    'sacct',
+    ...sacctArguments(selection, createdAt),
   ]);
-  return { result, rows: result.exitCode === 0 ? parseSacct(result.stdout) : null };
+  return { result, rows: answered(result) ? parseSacct(result.stdout) : null };
 }
 
 /** Items in runs of at most `size`, for command lines of bounded length. */

@@ -1,5 +1,5 @@
-/** The options of a Slurm profile: their schema, their type and the one helper that reads them. */
-import { assertValid, checkSchema, type Profile, type Static, Type } from '@yonder/core';
+/** The options of a Slurm profile: their schema and their type (the manager checks them against it and hands them to the backend as `context.options`). */
+import { type Static, Type } from '@yonder/core';
 
 /** Options of a Slurm profile (`yonder profile add NAME --backend slurm --set KEY=VALUE`). */
 export const SlurmOptionsSchema = Type.Object(
@@ -34,19 +34,3 @@ export const SlurmOptionsSchema = Type.Object(
 );
 
 export type SlurmOptions = Static<typeof SlurmOptionsSchema>;
-
-/**
- * The profile's options, checked against the schema and typed: the only place the backend
- * reads `profile.options` (`validateProfile` aside, which must report rather than throw).
- * @throws ValidationError `E_INVALID_PROFILE` listing every problem.
- */
-export function parseSlurmOptions(profile: Profile): SlurmOptions {
-  const options = profile.options ?? {};
-  assertValid(
-    'E_INVALID_PROFILE',
-    `Profile "${profile.name}" has invalid Slurm options`,
-    checkSchema(SlurmOptionsSchema, options, 'options'),
-  );
-  // Checked just above against the schema SlurmOptions is derived from.
-  return options as SlurmOptions;
-}

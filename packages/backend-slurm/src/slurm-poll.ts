@@ -1,123 +1,98 @@
-/** Poll: one squeue for every job of the target, then sacct and the wrapper's exit-code files for those that left it or finished. */
+/** Poll: one squeue for every job of the target, then sacct and the wrappers' files (one round trip) for those it no longer lists as live. */
 import {
   type BackendContextV1,
   type BackendJobV1,
-  EXIT_CODES_SCRIPT,
-  exitObservation,
   type ObservationV1,
-  parseExitCodes,
-  type RunResultV1,
+  toYonderError,
 } from '@yonder/core';
-import { type SacctRow, type SqueueRow, slurmObservation } from './parse.js';
+import { type SqueueRow, slurmObservation } from './parse.js';
 import { reconcile } from './reconcile.js';
-import { chunks, QUERY_CHUNK, QUERY_TIMEOUT_MS, sacctRows, squeueRows } from './slurm-command.js';
-import { parseSlurmOptions } from './slurm-options.js';
+import { FORGET_SECRETS_SCRIPT } from './scripts.js';
+import { QUERY_TIMEOUT_MS, squeueRows } from './slurm-command.js';
+import { gatherEvidence } from './slurm-evidence.js';
+import type { SlurmOptions } from './slurm-options.js';
+
+const TERMINAL = new Set(['succeeded', 'failed', 'cancelled']);
 
 /**
- * Observe every given job (all on one target): squeue is asked once for all of them; sacct,
- * once per chunk, for those squeue no longer lists or lists as finished.
- * @throws YonderError `E_SCHEDULER_UNAVAILABLE` when squeue does not answer (every job then
- *   counts as a failed query).
+ * Observe every given job (all on one target): squeue is asked once for all of them; for
+ * those it does not list as live, sacct and the wrappers' files are read in one more round
+ * trip per chunk (`reconcile` weighs them). A squeue that fails, or answers with a scheduler
+ * error on stderr, makes every job a failed query. Secrets kept for reruns are deleted once
+ * the job is reported finished.
  */
 export async function slurmPoll(
-  jobs: readonly BackendJobV1[],
-  context: BackendContextV1,
+  jobs: readonly BackendJobV1<SlurmOptions>[],
+  context: BackendContextV1<SlurmOptions>,
 ): Promise<Map<string, ObservationV1>> {
   const out = new Map<string, ObservationV1>();
-  const first = jobs[0];
-  if (!first) return out;
-  const options = parseSlurmOptions(first.profile);
-  const queue = await squeueRows(context, options, [
-    '--me',
-    '--all',
-    '--noheader',
-    '--array',
-    '--states=all',
-  ]);
+  if (jobs.length === 0) return out;
+  const { options } = context;
+  let queue: SqueueRow[];
+  try {
+    queue = await squeueRows(context, options, [
+      '--me',
+      '--all',
+      '--noheader',
+      '--array',
+      '--states=all',
+    ]);
+  } catch (error) {
+    const failure = toYonderError(error, 'E_SCHEDULER_UNAVAILABLE').toJSON();
+    for (const job of jobs)
+      out.set(job.id, { kind: 'query-failed', source: 'squeue', error: failure });
+    return out;
+  }
   const rows = new Map<string, SqueueRow>();
   for (const row of queue)
     if (row.jobId === row.displayId || !rows.has(row.jobId)) rows.set(row.jobId, row);
-  const needAccounting: BackendJobV1[] = [];
+  const ended: BackendJobV1[] = [];
   for (const job of jobs) {
     const row = job.externalId ? rows.get(job.externalId) : undefined;
-    const name = String(job.data.jobName ?? '');
-    if (row && row.name === name) {
+    if (job.externalId === null) {
+      out.set(job.id, { kind: 'absent', source: 'squeue', detail: 'the job has no Slurm id' });
+    } else if (row && row.name === String(job.data.jobName ?? '')) {
       const observation = slurmObservation(row.state, 'squeue', { reason: row.reason });
-      // squeue has no exit code: ask accounting for finished jobs.
-      if (
-        observation.state === 'succeeded' ||
-        observation.state === 'failed' ||
-        observation.state === 'cancelled'
-      )
-        needAccounting.push(job);
+      // squeue has no exit code: finished jobs are settled with accounting and the wrapper's files.
+      if (TERMINAL.has(observation.state)) ended.push(job);
       else out.set(job.id, observation);
     } else {
-      needAccounting.push(job);
+      ended.push(job);
     }
   }
-  if (needAccounting.length === 0) return out;
-  const createdAt = needAccounting.map((job) => job.createdAt);
-  for (const chunk of chunks(needAccounting, QUERY_CHUNK)) {
-    const ids = chunk.map((job) => job.externalId).filter((id): id is string => id !== null);
-    const { result, rows: accounting } = await sacctRows(
-      context,
-      options,
-      `--jobs=${ids.join(',')}`,
-      createdAt,
-    );
-    const byId = accounting && new Map<string, SacctRow>(accounting.map((row) => [row.jobId, row]));
-    for (const job of chunk) out.set(job.id, reconcile(job, rows, byId, result));
+  if (ended.length === 0) return out;
+  const evidence = await gatherEvidence(context, options, ended);
+  for (const job of ended) {
+    const found = evidence.get(job.id);
+    if (!found) continue;
+    out.set(job.id, reconcile(job, { queued: rows.get(job.externalId as string), ...found }));
   }
-  await addExitCodes(context, needAccounting, out);
+  await forgetKeptSecrets(
+    context,
+    ended.filter((job) => {
+      const observation = out.get(job.id);
+      return (
+        observation?.kind === 'found' &&
+        TERMINAL.has(observation.state) &&
+        job.options.requeue === true
+      );
+    }),
+  );
   return out;
 }
 
 /**
- * Replace sacct's exit codes with the ones the job wrapper recorded: sacct (up to 25.05)
- * shows an exit status of 128 or more reduced by 128, so `exit 137` would read as 9.
- * One remote command for every job that finished in this poll; if it fails, sacct's stand.
+ * With requeue=true the secrets stay on the target for a rerun; once the job is reported
+ * finished they are deleted (one remote command for all). If that command fails they stay
+ * behind in the job directory (0600): no later poll comes back to a finished job.
  */
-async function addExitCodes(
+async function forgetKeptSecrets(
   context: BackendContextV1,
   jobs: readonly BackendJobV1[],
-  observations: Map<string, ObservationV1>,
 ): Promise<void> {
-  const finished = jobs.filter((job) => {
-    const observation = observations.get(job.id);
-    return (
-      observation?.kind === 'found' &&
-      (observation.state === 'failed' || observation.state === 'succeeded') &&
-      job.data.jobDir
-    );
-  });
-  if (finished.length === 0) return;
-  let result: RunResultV1;
-  try {
-    result = await context.transport.runScript(
-      EXIT_CODES_SCRIPT,
-      finished.map((job) => String(job.data.jobDir)),
-      { timeoutMs: QUERY_TIMEOUT_MS },
-    );
-  } catch {
-    return;
-  }
-  const codes = parseExitCodes(result.stdout);
-  for (const job of finished) {
-    const code = codes.get(String(job.data.jobDir));
-    const observation = observations.get(job.id);
-    if (code === undefined || observation?.kind !== 'found') continue;
-    const exact = exitObservation(code, observation.source);
-    if (exact.kind !== 'found') continue;
-    observations.set(job.id, {
-      ...observation,
-      exitCode: code,
-      signal: exact.signal ?? observation.signal ?? null,
-      reason:
-        observation.state === 'failed' &&
-        observation.failureKind === 'application' &&
-        !['timeout', 'out-of-memory', 'deadline'].includes(observation.reason ?? '')
-          ? (exact.reason ?? null)
-          : (observation.reason ?? null),
-    });
-  }
+  const dirs = jobs.map((job) => job.data.jobDir).filter((dir) => typeof dir === 'string');
+  if (dirs.length === 0) return;
+  await context.transport
+    .runScript(FORGET_SECRETS_SCRIPT, dirs as string[], { timeoutMs: QUERY_TIMEOUT_MS })
+    .catch(() => undefined);
 }

@@ -1,13 +1,15 @@
 /** The probe of a Slurm target (version, controller, accounting, $HOME), cached, and what follows from it. */
 import {
   type BackendContextV1,
-  cachedProbe,
+  getErrorMessage,
   type JsonObject,
   type ProbeReportV1,
   type Profile,
 } from '@yonder/core';
+import { cachedProbe } from '@yonder/core/backend-kit';
 import { parseMinJobAge, parseSlurmVersion } from './parse.js';
-import { commandFailure, QUERY_TIMEOUT_MS, slurmCommand } from './slurm-command.js';
+import { CHECK_BIN_DIR_SCRIPT, SLURM_COMMANDS } from './scripts.js';
+import { answered, commandFailure, QUERY_TIMEOUT_MS, slurmCommand } from './slurm-command.js';
 import type { SlurmOptions } from './slurm-options.js';
 
 /** The oldest Slurm this backend is tested against (Debian 12). */
@@ -42,10 +44,15 @@ async function runProbe(
   options: SlurmOptions,
   context: BackendContextV1,
 ): Promise<ProbeReportV1> {
-  const problems: string[] = [];
   const facts: JsonObject = { transport: context.transport.target };
+  const problems =
+    options.binDir === undefined ? [] : await binDirProblems(options.binDir, context);
+  // Without the commands there is nothing more to ask (and nothing else is run in their place).
+  if (problems.length > 0) return { ok: false, facts, problems };
   const slurm = (argv: readonly string[]) =>
-    slurmCommand(context, options, argv).catch((error: unknown) => error as Error);
+    slurmCommand(context, options, argv).catch(
+      (error: unknown) => new Error(getErrorMessage(error)),
+    );
   const version = await slurm(['sbatch', '--version']);
   if (version instanceof Error) {
     problems.push(`sbatch cannot be run: ${version.message}`);
@@ -73,7 +80,7 @@ async function runProbe(
     });
     if (home.exitCode === 0 && home.stdout.startsWith('/')) facts.home = home.stdout;
     else if (!profile.workdir)
-      problems.push('the remote $HOME is not an absolute path: set a workdir (--workdir)');
+      problems.push('the remote $HOME is not an absolute path: set a workdir in the profile');
     const config = await slurm(['scontrol', 'show', 'config']);
     if (config instanceof Error || config.exitCode !== 0) {
       problems.push(
@@ -91,7 +98,7 @@ async function runProbe(
       '--endtime=now',
       '--format=JobIDRaw',
     ]);
-    facts.accounting = !(accounting instanceof Error) && accounting.exitCode === 0;
+    facts.accounting = !(accounting instanceof Error) && answered(accounting);
     if (!facts.accounting) {
       problems.push(
         `Slurm accounting (sacct) does not work: ${accounting instanceof Error ? accounting.message : commandFailure(accounting)}. Jobs that leave squeue cannot be resolved.`,
@@ -99,4 +106,24 @@ async function runProbe(
     }
   }
   return { ok: problems.length === 0, facts, problems };
+}
+
+/** What is wrong with a profile's `binDir` on the target: each Slurm command must be an executable file there. */
+async function binDirProblems(binDir: string, context: BackendContextV1): Promise<string[]> {
+  const result = await context.transport
+    .runScript(CHECK_BIN_DIR_SCRIPT, [binDir, ...SLURM_COMMANDS], { timeoutMs: QUERY_TIMEOUT_MS })
+    .catch((error: unknown) => new Error(getErrorMessage(error)));
+  if (result instanceof Error)
+    return [`options.binDir: ${binDir} could not be checked: ${result.message}`];
+  if (result.exitCode !== 0)
+    return [`options.binDir: ${binDir} could not be checked: ${commandFailure(result)}`];
+  if (result.stdout.split('\n').includes('NODIR'))
+    return [`options.binDir: ${binDir} is not a directory on the target`];
+  return result.stdout.split('\n').flatMap((line) => {
+    const [what, command] = line.split(' ');
+    if (what === 'MISSING') return [`options.binDir: ${binDir} has no ${command}`];
+    if (what === 'NOTEXEC')
+      return [`options.binDir: ${binDir}/${command} is not an executable file`];
+    return [];
+  });
 }

@@ -1,10 +1,6 @@
 /** Recovery of interrupted submits: find the Slurm jobs by the names yonder gave them before anything is sent again. */
-import {
-  type BackendContextV1,
-  parseExternalId,
-  type SubmitRequestV1,
-  type SubmitResultV1,
-} from '@yonder/core';
+import type { BackendContextV1, SubmitRequestV1, SubmitResultV1 } from '@yonder/core';
+import { parseExternalId } from '@yonder/core/backend-kit';
 import { slurmJobName } from './sbatch-options.js';
 import {
   chunks,
@@ -13,7 +9,7 @@ import {
   schedulerUnavailable,
   squeueRows,
 } from './slurm-command.js';
-import { parseSlurmOptions, type SlurmOptions } from './slurm-options.js';
+import type { SlurmOptions } from './slurm-options.js';
 import { slurmProbe, slurmWorkdir } from './slurm-probe.js';
 import { slurmJobData } from './slurm-submit.js';
 
@@ -25,13 +21,13 @@ import { slurmJobData } from './slurm-submit.js';
  */
 export async function slurmRecover(
   requests: readonly SubmitRequestV1[],
-  context: BackendContextV1,
+  context: BackendContextV1<SlurmOptions>,
   submitGraceSeconds: number,
 ): Promise<Map<string, SubmitResultV1 | null>> {
   const out = new Map<string, SubmitResultV1 | null>();
   const first = requests[0];
   if (!first) return out;
-  const options = parseSlurmOptions(first.profile);
+  const { options } = context;
   const names = requests.map((request) => slurmJobName(request.id, request.name));
   const report = await slurmProbe(first.profile, options, context, false);
   const found = await findByName(

@@ -1,22 +1,26 @@
 /** Submit: many jobs of one target in one remote command that prepares each job's directory and runs sbatch. */
 import {
   type BackendContextV1,
+  getErrorMessage,
   type JsonObject,
-  jobPayload,
-  outputField,
   type ProbeReportV1,
-  parseExternalId,
-  replacePlaceholder,
   type SubmitRequestV1,
   type SubmitResultV1,
-  withoutField,
+  ValidationError,
   YonderError,
 } from '@yonder/core';
+import {
+  jobPayload,
+  outputField,
+  parseExternalId,
+  replacePlaceholder,
+  withoutField,
+} from '@yonder/core/backend-kit';
 import { isTransientSbatchFailure, parseSbatchId, sbatchFailure } from './parse.js';
-import { isReservedOption, sbatchOptions, slurmJobName } from './sbatch-options.js';
-import { BATCH_SCRIPT, SUBMIT_SCRIPT } from './scripts.js';
+import { sbatchOptions, schedulerOptionIssues, slurmJobName } from './sbatch-options.js';
+import { BATCH_SCRIPT, CWD_PROBLEMS, SUBMIT_SCRIPT } from './scripts.js';
 import { CANCEL_TIMEOUT_MS, commandFailure, slurmCommand } from './slurm-command.js';
-import { parseSlurmOptions, type SlurmOptions } from './slurm-options.js';
+import type { SlurmOptions } from './slurm-options.js';
 import { slurmProbe, slurmWorkdir } from './slurm-probe.js';
 
 /** How long sbatch may take for up to 20 jobs (the batch gets this per 20). */
@@ -41,15 +45,14 @@ type SubmitOutcome = SubmitResultV1 | { error: YonderError };
 /**
  * Submit jobs of one target in one remote command: one SSH round trip for the lot. One outcome
  * per request, in order: its result, or the error that job met.
- * @throws ValidationError `E_INVALID_PROFILE` when the profile's options are invalid.
  */
 export async function slurmSubmit(
   requests: readonly SubmitRequestV1[],
-  context: BackendContextV1,
+  context: BackendContextV1<SlurmOptions>,
 ): Promise<SubmitOutcome[]> {
   const first = requests[0];
   if (!first) return [];
-  const options = parseSlurmOptions(first.profile);
+  const { options } = context;
   const report = await slurmProbe(first.profile, options, context, false);
   if (!report.ok) {
     const error = new YonderError(
@@ -58,9 +61,9 @@ export async function slurmSubmit(
     );
     return requests.map(() => ({ error }));
   }
-  const prepared = requests.map((request) => prepare(request, report));
+  const prepared = requests.map((request) => prepare(request, options, report));
   const sendable = prepared.flatMap((entry, index) =>
-    entry instanceof YonderError ? [] : [{ index, entry }],
+    YonderError.isInstance(entry) ? [] : [{ index, entry }],
   );
   const args: string[] = [options.binDir ?? '', String(sendable.length), '0'];
   let input = '';
@@ -70,7 +73,7 @@ export async function slurmSubmit(
   }
   args[2] = String(Buffer.byteLength(input));
   const outcomes: SubmitOutcome[] = prepared.map((entry) =>
-    entry instanceof YonderError
+    YonderError.isInstance(entry)
       ? { error: entry }
       : { error: new YonderError('E_TRANSPORT', 'sbatch gave no answer for this job.') },
   );
@@ -120,18 +123,18 @@ export async function slurmSubmit(
 }
 
 /** The sbatch arguments, payload and Slurm job name of one request (or why it cannot be sent). */
-function prepare(request: SubmitRequestV1, report: ProbeReportV1) {
+function prepare(request: SubmitRequestV1, options: SlurmOptions, report: ProbeReportV1) {
   const workdir = slurmWorkdir(request.profile, report);
-  const reserved = request.schedulerOptions.find(isReservedOption);
-  if (reserved) {
-    return new YonderError(
+  const refused = schedulerOptionIssues(request.schedulerOptions);
+  if (refused.length > 0)
+    return new ValidationError(
       'E_INVALID_JOB_SPEC',
-      `schedulerOptions: "${reserved}" is set by yonder itself; use the job's name, cwd and resources instead.`,
+      'sbatch cannot be given these options',
+      refused,
     );
-  }
   const jobName = slurmJobName(request.id, request.name);
   const { input, lengths } = jobPayload(request.env, request.secrets, request.settingsText);
-  const sbatch = sbatchOptions(request, jobName);
+  const sbatch = sbatchOptions(request, jobName, options);
   const argv =
     request.settingsText === undefined
       ? [...request.argv]
@@ -141,6 +144,8 @@ function prepare(request: SubmitRequestV1, report: ProbeReportV1) {
     request.id,
     lengths,
     BATCH_SCRIPT,
+    request.cwd ?? '',
+    options.requeue ? '1' : '0',
     String(sbatch.length),
     ...sbatch,
     ...argv,
@@ -163,12 +168,18 @@ async function outcomeOf(
   options: SlurmOptions,
   context: BackendContextV1,
 ): Promise<SubmitResultV1> {
+  const cwdProblem = CWD_PROBLEMS[status];
+  if (cwdProblem !== undefined)
+    throw new YonderError(
+      'E_SUBMIT_REFUSED',
+      `cwd: the job's working directory ${request.cwd} ${cwdProblem}; nothing was submitted.`,
+    );
   if (status !== 0) {
     const message = sbatchFailure(err || out);
     if (status === 17 || status === 19) throw new YonderError('E_SUBMIT_FAILED', message);
     if (isTransientSbatchFailure(err))
       throw new YonderError('E_SCHEDULER_UNAVAILABLE', `sbatch: ${message}`);
-    throw new YonderError('E_SUBMIT_FAILED', `Slurm refused the job: ${message}`);
+    throw new YonderError('E_SUBMIT_REFUSED', `Slurm refused the job: ${message}`);
   }
   const jobDir = outputField(out, 'DIR');
   const answer = parseSbatchId(withoutField(out, 'DIR'));
@@ -185,7 +196,7 @@ async function outcomeOf(
       options,
       ['scancel', `--clusters=${cluster}`, id],
       CANCEL_TIMEOUT_MS,
-    ).catch((error: unknown) => error as Error);
+    ).catch((error: unknown) => new Error(getErrorMessage(error)));
     const outcome =
       cancelled instanceof Error
         ? cancelled.message

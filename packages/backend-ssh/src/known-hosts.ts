@@ -1,7 +1,7 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { closeSync, constants, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { YonderError } from '@yonder/core';
+import { getErrorMessage, YonderError } from '@yonder/core';
 
 /** One usable line of a known_hosts file. */
 export interface KnownHostEntry {
@@ -139,7 +139,7 @@ export function loadKnownHosts(files: readonly string[]): KnownHostEntry[] {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue;
       throw new YonderError(
         'E_TRANSPORT',
-        `Cannot read the known hosts file ${file}: ${(error as Error).message}`,
+        `Cannot read the known hosts file ${file}: ${getErrorMessage(error)}`,
         { cause: error },
       );
     }

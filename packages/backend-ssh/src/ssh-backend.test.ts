@@ -1,4 +1,4 @@
-import { assertBackend } from '@yonder/core';
+import { assertBackend } from '@yonder/core/testing';
 import { describe, expect, it } from 'vitest';
 import { createSshBackend, SshOptionsSchema } from './ssh-backend.js';
 
@@ -14,7 +14,9 @@ describe('createSshBackend', () => {
       logs: true,
       submitGraceSeconds: 90,
     });
-    expect(backend.targetKey({ name: 'box', backend: 'ssh', host: 'target' })).toBe('ssh:target');
+    expect(backend.targetKey({ name: 'box', backend: 'ssh', host: 'target' }, {})).toBe(
+      'ssh:target',
+    );
     expect(backend.validateProfile({ name: 'box', backend: 'ssh', host: 'target' })).toEqual([]);
   });
 

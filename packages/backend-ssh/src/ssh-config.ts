@@ -1,7 +1,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { homedir, userInfo } from 'node:os';
 import { basename, dirname, isAbsolute, join } from 'node:path';
-import { splitCommandLine, YonderError } from '@yonder/core';
+import { getErrorMessage, YonderError } from '@yonder/core';
+import { splitCommandLine } from '@yonder/core/backend-kit';
 
 /** What yonder needs to reach one host, after ssh_config is applied. */
 export interface ResolvedHost {
@@ -114,7 +115,7 @@ function parseFile(
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
     throw new YonderError(
       'E_TRANSPORT',
-      `Cannot read the ssh config ${file}: ${(error as Error).message}`,
+      `Cannot read the ssh config ${file}: ${getErrorMessage(error)}`,
       { cause: error },
     );
   }

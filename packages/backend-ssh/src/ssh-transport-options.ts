@@ -1,5 +1,6 @@
 /** The ssh transport's options, as a profile's `transportOptions`: the schema the registry checks them with, and how the transport reads them. */
-import { normaliseProfile, type Profile, type Static, Type } from '@yonder/core';
+import { type Profile, type Static, Type } from '@yonder/core';
+import { normaliseProfile, parseOptions } from '@yonder/core/backend-kit';
 
 /** What a profile may set for the ssh transport; everything else comes from the ssh config (Host aliases, keys, ProxyJump). */
 export const SshTransportOptionsSchema = Type.Object(
@@ -31,7 +32,17 @@ export const SshTransportOptionsSchema = Type.Object(
 /** The ssh transport's settings of a profile. */
 export type SshSettings = Static<typeof SshTransportOptionsSchema>;
 
-/** A profile's ssh settings, from `transportOptions` (or the `ssh` field older versions stored). */
+/**
+ * A profile's ssh settings, from `transportOptions` (or the `ssh` field older versions stored),
+ * checked against the schema: for a transport made by hand, as the registry's factory is
+ * handed them checked already.
+ * @throws ValidationError `E_INVALID_PROFILE` listing every problem (`transportOptions.x`).
+ */
 export function sshSettings(profile: Profile): SshSettings {
-  return (normaliseProfile(profile).transportOptions ?? {}) as SshSettings;
+  return parseOptions({
+    schema: SshTransportOptionsSchema,
+    options: normaliseProfile(profile).transportOptions ?? {},
+    path: 'transportOptions',
+    subject: `Profile "${profile.name}" has invalid options for the ssh transport`,
+  });
 }

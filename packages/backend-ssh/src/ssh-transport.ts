@@ -1,12 +1,12 @@
+/** The ssh2 transport: one kept SSH connection per host (through ProxyJump hops), host keys checked against known_hosts, commands run under a channel bound with reconnect and backoff. */
 import { readFileSync } from 'node:fs';
 import { createConnection, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
-  BoundedBuffer,
+  getErrorMessage,
   type Profile,
   type RunOptionsV1,
   type RunResultV1,
-  shJoin,
   type TransportFactoryV1,
   type TransportV1,
   YonderError,
@@ -26,42 +26,29 @@ import {
 } from './known-hosts.js';
 import { type ResolvedHost, resolveHost, splitDestination } from './ssh-config.js';
 import {
+  ChannelNotOpened,
+  type Connection,
+  DEFAULT_MAX_CHANNELS,
+  DEFAULT_TIMEOUT_MS,
+  execOnce,
+  NOT_FOUND_MARK,
+  remoteCommandLine,
+} from './ssh-exec.js';
+import {
   type SshSettings,
   SshTransportOptionsSchema,
   sshSettings,
 } from './ssh-transport-options.js';
 
-const DEFAULT_TIMEOUT_MS = 60_000;
-const DEFAULT_MAX_OUTPUT = 8 * 1024 * 1024;
-const DEFAULT_MAX_CHANNELS = 8;
-
-/**
- * Runs the real command on the far side under a time limit of its own (`timeout -k`), so a
- * command we gave up on does not live on holding a session slot. `$1` is the limit in
- * seconds, `$2` the variable-name prefixes to remove (space-separated), the rest the command.
- */
-const LAUNCHER = [
-  't=$1; prefixes=$2; shift 2',
-  'if [ -n "$prefixes" ]; then',
-  '  for v in $(env | sed -n "s/^\\([A-Za-z_][A-Za-z0-9_]*\\)=.*/\\1/p"); do',
-  '    for p in $prefixes; do case $v in "$p"*) unset "$v" 2>/dev/null || true ;; esac; done',
-  '  done',
-  'fi',
-  'if command -v timeout >/dev/null 2>&1; then exec timeout -k 5 "$t" "$@"; fi',
-  'exec "$@"',
-].join('\n');
-
 export interface SshTransportOptions {
   profile: Profile;
+  /**
+   * The profile's ssh settings, checked against `SshTransportOptionsSchema` (the registry's
+   * factory is handed them so). Default: read from the profile and checked (`sshSettings`).
+   */
+  settings?: SshSettings;
   /** The environment (SSH_AUTH_SOCK). Default: this process's. */
   env?: NodeJS.ProcessEnv;
-}
-
-interface Connection {
-  clients: Client[];
-  final: Client;
-  closed: boolean;
-  reason: string | null;
 }
 
 function describeHost(host: ResolvedHost): string {
@@ -69,11 +56,6 @@ function describeHost(host: ResolvedHost): string {
 }
 
 /** A channel could not be opened: the command did not start. */
-class ChannelNotOpened extends Error {
-  constructor(cause: unknown) {
-    super(cause instanceof Error ? cause.message : String(cause), { cause });
-  }
-}
 
 function isChannelOpenFailure(error: unknown): boolean {
   return error instanceof Error && /Channel open failure|open failed/i.test(error.message);
@@ -104,7 +86,7 @@ export class SshTransport implements TransportV1 {
 
   constructor(options: SshTransportOptions) {
     this.profile = options.profile;
-    this.settings = sshSettings(options.profile);
+    this.settings = options.settings ?? sshSettings(options.profile);
     this.env = options.env ?? process.env;
     if (!options.profile.host)
       throw new YonderError(
@@ -141,7 +123,7 @@ export class SshTransport implements TransportV1 {
       } catch (error) {
         if (host.identityFilesExplicit)
           problems.push(
-            `the identity file ${file} cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+            `the identity file ${file} cannot be read (${(error as NodeJS.ErrnoException).code ?? getErrorMessage(error)})`,
           );
         continue;
       }
@@ -407,128 +389,23 @@ export class SshTransport implements TransportV1 {
     this.waiters.shift()?.();
   }
 
-  private async execOnce(
-    connection: Connection,
-    command: string,
-    options: RunOptionsV1,
-  ): Promise<RunResultV1> {
-    const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    const limit = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT;
-    const started = Date.now();
-    const channel = await new Promise<ClientChannel>((resolvePromise, rejectPromise) => {
-      const refuse = (error: unknown): void => rejectPromise(new ChannelNotOpened(error));
-      try {
-        connection.final.exec(command, (error, stream) =>
-          error ? refuse(error) : resolvePromise(stream),
-        );
-      } catch (error) {
-        refuse(error);
-      }
-    });
-    return new Promise<RunResultV1>((resolvePromise, rejectPromise) => {
-      const stdout = new BoundedBuffer(limit, 'head');
-      const stderr = new BoundedBuffer(limit, 'tail');
-      let settled = false;
-      const finish = (action: () => void): void => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        options.signal?.removeEventListener('abort', onAbort);
-        action();
-      };
-      const timer = setTimeout(() => {
-        finish(() => {
-          channel.close();
-          rejectPromise(
-            new YonderError(
-              'E_TIMEOUT',
-              `Command timed out after ${Math.round(timeoutMs / 100) / 10}s on ${this.target}.`,
-            ),
-          );
-        });
-      }, timeoutMs + 2_000);
-      const onAbort = (): void =>
-        finish(() => {
-          channel.close();
-          rejectPromise(new YonderError('E_TRANSPORT', `Command aborted on ${this.target}.`));
-        });
-      options.signal?.addEventListener('abort', onAbort, { once: true });
-      channel.on('data', (chunk: Buffer) => stdout.push(chunk));
-      channel.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
-      channel.on('close', (code: number | null | undefined, signal?: string) => {
-        finish(() => {
-          if (code === undefined && !signal) {
-            rejectPromise(
-              new YonderError(
-                'E_TRANSPORT',
-                `The connection to ${this.target} was lost while a command ran (${connection.reason ?? 'no exit status'}).`,
-              ),
-            );
-            return;
-          }
-          if (code === 124 && Date.now() - started >= timeoutMs) {
-            rejectPromise(
-              new YonderError(
-                'E_TIMEOUT',
-                `Command timed out after ${Math.round(timeoutMs / 100) / 10}s on ${this.target}.`,
-              ),
-            );
-            return;
-          }
-          const bytes = options.encoding === 'buffer';
-          resolvePromise({
-            exitCode: code ?? null,
-            signal: signal ?? null,
-            stdout: bytes ? '' : stdout.text(),
-            ...(bytes ? { stdoutBytes: stdout.bytes() } : {}),
-            stderr: stderr.text(),
-            stdoutTruncated: stdout.truncated,
-            stderrTruncated: stderr.truncated,
-            durationMs: Date.now() - started,
-          });
-        });
-      });
-      if (options.input !== undefined) channel.end(options.input);
-      else channel.end();
-    });
-  }
-
-  private command(argv: readonly string[], options: RunOptionsV1): string {
-    const seconds = Math.max(1, Math.ceil((options.timeoutMs ?? DEFAULT_TIMEOUT_MS) / 1000));
-    const prefix: string[] = [];
-    if (options.unsetEnv?.length || options.env) {
-      prefix.push('env');
-      for (const name of options.unsetEnv ?? []) prefix.push('-u', name);
-      for (const [name, value] of Object.entries(options.env ?? {}))
-        prefix.push(`${name}=${value}`);
-    }
-    const cwd = options.cwd
-      ? ['sh', '-c', 'cd -- "$1" && shift && exec "$@"', 'yonder-cd', options.cwd]
-      : [];
-    return shJoin([
-      'sh',
-      '-c',
-      LAUNCHER,
-      'yonder',
-      String(seconds),
-      (options.unsetEnvPrefixes ?? []).join(' '),
-      ...cwd,
-      ...prefix,
-      ...argv,
-    ]);
-  }
-
   async run(argv: readonly string[], options: RunOptionsV1 = {}): Promise<RunResultV1> {
     if (argv.length === 0) throw new YonderError('E_TRANSPORT', 'No program given to run.');
     if (options.signal?.aborted)
       throw new YonderError('E_TRANSPORT', 'Command aborted before it started.');
-    const command = this.command(argv, options);
+    const command = remoteCommandLine(argv, options);
     await this.acquire();
     try {
       for (let attempt = 0; ; attempt += 1) {
         const connection = await this.ensure(options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
         try {
-          return await this.execOnce(connection, command, options);
+          const result = await execOnce(connection, command, options, this.target);
+          if (result.exitCode === 127 && result.stderr.startsWith(NOT_FOUND_MARK))
+            throw new YonderError(
+              'E_COMMAND_NOT_FOUND',
+              `${argv[0]} was not found on ${this.target}.`,
+            );
+          return result;
         } catch (error) {
           const notOpened = error instanceof ChannelNotOpened;
           const cause = notOpened ? (error.cause as Error) : (error as Error);
@@ -595,8 +472,8 @@ export function createSshTransport(options: SshTransportOptions): SshTransport {
   return new SshTransport(options);
 }
 
-/** The ssh transport as the registry makes it for a profile, with the schema of its options. */
-export const sshTransportFactory: TransportFactoryV1 = Object.assign(
-  (profile: Profile) => createSshTransport({ profile }),
+/** The ssh transport as the registry makes it for a profile and its checked settings, with the schema of those settings. */
+export const sshTransportFactory: TransportFactoryV1<SshSettings> = Object.assign(
+  (profile: Profile, settings: SshSettings) => createSshTransport({ profile, settings }),
   { optionsSchema: SshTransportOptionsSchema },
 );

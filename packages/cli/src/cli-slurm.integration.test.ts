@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { requireCliBuild, requireSlurm, runCli } from '@yonder/test-helpers';
@@ -73,6 +73,34 @@ describe('yonder with a Slurm profile, as a new user would', () => {
       failureKind: 'application',
     });
 
+    // The documented spaced form: the word after --scheduler-option is its value, dashes and all.
+    const spaced = await yonder([
+      'submit',
+      '--profile',
+      'hpc',
+      '--scheduler-option',
+      '--job-name',
+      '--',
+      'true',
+    ]);
+    expect(spaced.code).toBe(1);
+    expect(spaced.stderr).toMatch(/schedulerOptions(\.0)?: .*--job-name/);
+    const nice = await yonder([
+      'submit',
+      '--profile',
+      'hpc',
+      '--scheduler-option',
+      '--nice=10',
+      '--',
+      'sh',
+      '-c',
+      'squeue -h -j "$SLURM_JOB_ID" -o %y',
+    ]);
+    expect(nice.code, nice.stderr).toBe(0);
+    const niceId = nice.stdout.trim();
+    expect((await yonder(['wait', niceId, '--timeout', '120'])).code).toBe(0);
+    expect((await yonder(['logs', niceId])).stdout.trim()).toBe('10');
+
     const long = (await yonder(['submit', '--profile', 'hpc', '--', 'sleep', '300'])).stdout.trim();
     const cancel = await yonder(['cancel', long]);
     expect(cancel.code, cancel.stderr).toBe(0);
@@ -93,4 +121,58 @@ describe('yonder with a Slurm profile, as a new user would', () => {
     expect(bad.stderr).toContain('options.export');
     expect(bad.stderr).toContain('options.nosuch');
   }, 240_000);
+});
+
+describe('a --secret on Slurm', () => {
+  it('reaches the job but not the environment Slurm saves with it', async () => {
+    const secret = `s3cr3t-${Date.now()}`;
+    const add = await yonder([
+      'profile',
+      'add',
+      'hpc-secret',
+      '--backend',
+      'slurm',
+      '--workdir',
+      join(work, 'secret-jobs'),
+    ]);
+    expect(add.code, add.stderr).toBe(0);
+    const run = (args: string[]) =>
+      runCli(args, { state, cwd: work, env: { YONDER_TEST_TOKEN: secret } });
+    // Held for an hour, so Slurm keeps its saved environment where we can read it.
+    const held = await run([
+      'submit',
+      '--profile',
+      'hpc-secret',
+      '--secret',
+      'YONDER_TEST_TOKEN',
+      '--scheduler-option=--begin=now+1hour',
+      '--',
+      'true',
+    ]);
+    expect(held.code, held.stderr).toBe(0);
+    const heldId = held.stdout.trim();
+    const externalId = (await yonder(['status', heldId, '--format', '{externalId}'])).stdout.trim();
+    const saved = readdirSync('/var/lib/slurm/slurmctld')
+      .filter((name) => name.startsWith('hash.'))
+      .map((hash) => join('/var/lib/slurm/slurmctld', hash, `job.${externalId}`, 'environment'))
+      .filter((path) => existsSync(path));
+    expect(saved).toHaveLength(1);
+    expect(readFileSync(saved[0] as string).includes(secret)).toBe(false);
+    await yonder(['cancel', heldId]);
+
+    const job = await run([
+      'submit',
+      '--profile',
+      'hpc-secret',
+      '--secret',
+      'YONDER_TEST_TOKEN',
+      '--',
+      'sh',
+      '-c',
+      'printf %s "$YONDER_TEST_TOKEN"',
+    ]);
+    const id = job.stdout.trim();
+    expect((await yonder(['wait', id, '--timeout', '120'])).code).toBe(0);
+    expect((await yonder(['logs', id])).stdout).toBe(secret);
+  }, 180_000);
 });

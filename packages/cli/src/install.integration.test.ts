@@ -51,6 +51,10 @@ describe('a site that installs the CLI with only the Slurm backend', () => {
     expect(ssh.stderr).toContain(
       'No backend named "ssh". Available: local, slurm. Install it with: npm install @yonder/backend-ssh',
     );
+    const ui = await yonder('ui', '--no-open');
+    expect(ui.code).toBe(1);
+    expect(ui.stderr).toContain('needs the package @yonder/ui, which is not installed');
+    expect(ui.stderr).toContain('npm install @yonder/ui');
     const id = (await yonder('submit', '--', 'echo', 'installed')).stdout.trim();
     expect((await yonder('wait', id)).code).toBe(0);
     expect((await yonder('logs', id)).stdout).toBe('installed\n');

@@ -1,5 +1,6 @@
-import { toYonderError, ValidationError, YonderError } from '@yonder/core';
+import { toYonderError, YonderError } from '@yonder/core';
 import type { Command, CommandContext } from './command.js';
+import { errorText } from './error-text.js';
 import { defaultIo, errorEnvelope, type Io } from './output.js';
 import { createRuntime, type Runtime } from './runtime.js';
 import { SIGPIPE_STATUS } from './stdout-pipe.js';
@@ -23,6 +24,7 @@ Usage:
                  [--ssh-config FILE] [--accept-new-host-keys] [--max-channels N] [--force]
   yonder profile list | show NAME | remove NAME | check NAME | schema
   yonder plugins [--json]
+  yonder ui [--port N] [--no-open]                 (needs @yonder/ui)
 
 JOB is a job id or an unambiguous prefix of one. --profile defaults to $YONDER_PROFILE, else "local".
 The ledger lives in $YONDER_STATE_DIR, else $XDG_STATE_HOME/yonder, else ~/.local/state/yonder.
@@ -41,6 +43,7 @@ const COMMANDS: Record<string, () => Promise<{ run: Command }>> = {
   cancel: () => import('./commands/cancel/index.js'),
   profile: () => import('./commands/profile/index.js'),
   plugins: () => import('./commands/plugins/index.js'),
+  ui: () => import('./commands/ui/index.js'),
 };
 
 function wantsJson(argv: readonly string[]): boolean {
@@ -72,7 +75,7 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
     const load = COMMANDS[name];
     if (!load)
       throw new UsageError(
-        `Unknown command "${name}". Commands: submit, list, status, wait, logs, cancel, profile, plugins.`,
+        `Unknown command "${name}". Commands: submit, list, status, wait, logs, cancel, profile, plugins, ui.`,
       );
     const { run } = await load();
     const code = await run(rest, context);
@@ -80,18 +83,14 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
   } catch (thrown) {
     // stdout's reader went away: whatever failed after that, end quietly, as coreutils do.
     if (io.closed?.aborted) return SIGPIPE_STATUS;
-    const error = thrown instanceof UsageError ? thrown : toYonderError(thrown);
-    if (json) io.stdout(errorEnvelope(error.code, error.message));
+    const error = toYonderError(thrown);
+    if (json) io.stdout(errorEnvelope(error.code, errorText(error)));
     else {
-      io.stderr(`yonder: ${error.message}\n`);
+      io.stderr(`yonder: ${errorText(error)}\n`);
       if (error.code === 'E_USAGE') io.stderr('Run "yonder --help" for usage.\n');
     }
-    if (
-      !YonderError.isInstance(thrown) &&
-      !(thrown instanceof ValidationError) &&
-      io.env.YONDER_DEBUG
-    ) {
-      io.stderr(`${(thrown as Error).stack ?? ''}\n`);
+    if (!YonderError.isInstance(thrown) && io.env.YONDER_DEBUG) {
+      io.stderr(`${thrown instanceof Error ? (thrown.stack ?? '') : ''}\n`);
     }
     return error.code === 'E_USAGE' ? 2 : 1;
   } finally {

@@ -2,7 +2,7 @@
 import type { JobRecord, JobState } from '@yonder/core';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { clipToWidth } from './format-table.js';
-import { type Io, jobDetails, jobTable } from './output.js';
+import { formatDuration, type Io, jobDetails, jobTable } from './output.js';
 
 const NOW = new Date('2026-01-02T03:04:05.000Z');
 
@@ -102,5 +102,28 @@ describe('jobDetails', () => {
     expect(text.replace(/\u001b\[\d+m/g, '')).not.toMatch(
       /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/,
     );
+  });
+});
+
+describe('the job’s own times', () => {
+  it('status shows when the job started and ended, and how long it ran', () => {
+    const record = {
+      ...job('bbbbbbbbbbbb', 'timed', 'local', 'succeeded', 0),
+      backend: 'local',
+      spec: { argv: ['sleep', '65'] },
+      startedAt: '2030-01-01T00:00:00.500Z',
+      finishedAt: '2030-01-01T00:01:05.700Z',
+      noticedAt: '2030-01-01T00:01:09.000Z',
+      cancel: null,
+      error: null,
+      history: [],
+    } as unknown as JobRecord;
+    const text = jobDetails(io(false), record);
+    expect(text).toContain('Started:      2030-01-01T00:00:00.500Z\n');
+    expect(text).toContain('Finished:     2030-01-01T00:01:05.700Z\n');
+    expect(text).toContain('Duration:     1m 05s\n');
+    expect(formatDuration(850)).toBe('850ms');
+    expect(formatDuration(12_340)).toBe('12.3s');
+    expect(formatDuration(7_380_000)).toBe('2h 03m');
   });
 });

@@ -92,6 +92,17 @@ export function jobTable(io: Io, jobs: readonly JobRecord[]): string {
   );
 }
 
+/** Milliseconds as people read a job's run time: `850ms`, `12.3s`, `4m 05s`, `2h 03m`. */
+export function formatDuration(ms: number): string {
+  if (!Number.isFinite(ms) || ms < 0) return '-';
+  if (ms < 1000) return `${Math.round(ms)}ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)}s`;
+  const seconds = Math.round(ms / 1000);
+  if (seconds < 3600)
+    return `${Math.floor(seconds / 60)}m ${String(seconds % 60).padStart(2, '0')}s`;
+  return `${Math.floor(seconds / 3600)}h ${String(Math.floor((seconds % 3600) / 60)).padStart(2, '0')}m`;
+}
+
 /** A job in full, for `yonder status`; control characters in any value are shown escaped. */
 export function jobDetails(io: Io, job: JobRecord): string {
   const lines: string[] = [];
@@ -112,7 +123,10 @@ export function jobDetails(io: Io, job: JobRecord): string {
   add('External id', job.externalId);
   add('Command', job.spec.argv.map((word) => JSON.stringify(word)).join(' '));
   add('Created', job.createdAt);
+  add('Started', job.startedAt);
   add('Finished', job.finishedAt);
+  if (job.startedAt && job.finishedAt)
+    add('Duration', formatDuration(Date.parse(job.finishedAt) - Date.parse(job.startedAt)));
   if (job.cancel) add('Cancel', `requested ${job.cancel.requestedAt} (${job.cancel.reason})`);
   if (job.error) add('Last error', `${job.error.code}: ${job.error.message}`);
   lines.push('History:');

@@ -1,5 +1,6 @@
 /** The JSON Schema of a profile file, built from the common fields and the option schemas of every registered backend and transport. */
-import { ProfileSchema, type Registry } from '@yonder/core';
+import type { Registry } from '@yonder/core';
+import { ProfileSchema } from '@yonder/core/backend-kit';
 
 const copy = (value: unknown): Record<string, unknown> =>
   JSON.parse(JSON.stringify(value)) as Record<string, unknown>;

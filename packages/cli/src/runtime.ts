@@ -8,12 +8,12 @@ import {
   createRegistry,
   JobManager,
   NoSuchPluginError,
-  type PluginKind,
   type Registry,
   registerPlugin,
   type TransportFactoryV1,
   toYonderError,
 } from '@yonder/core';
+import type { PluginKind } from '@yonder/core/backend-kit';
 import { createFsStore, resolveStateDirectory } from '@yonder/store-fs';
 import { readConfig, type UserConfig } from './plugins/config.js';
 import { findPackage, globalModuleDirectories, packageVersion } from './plugins/resolve-package.js';
@@ -115,7 +115,7 @@ export function createRuntime(env: NodeJS.ProcessEnv): Runtime {
   };
 
   const loadBundled = (name: string): Promise<PluginStatus> =>
-    load(name, 'bundled', {}, [CLI_DIRECTORY, process.cwd()]);
+    load(name, 'bundled', {}, [CLI_DIRECTORY]);
 
   const has = (list: 'backends' | 'transports', id: string): boolean =>
     registry.list()[list].some((entry) => entry.id === id);

@@ -1,70 +1,33 @@
-export { exitObservation } from './backend/exit-observation.js';
-export {
-  createLocalBackend,
-  LOCAL_BACKEND_ID,
-  type LocalBackendOptions,
-  localWorkdir,
-} from './backend/local/local-backend.js';
-export { readLogFile } from './backend/local/read-log-file.js';
+/**
+ * The root of `@yonder/core`: the contracts, the errors, the JobManager, the registry and the
+ * built-in local pieces. Helpers for plugin authors are in `@yonder/core/backend-kit`, the
+ * memory store and test helpers in `@yonder/core/testing`, the conformance kit in
+ * `@yonder/core/conformance`; state-changing internals are not exported.
+ */
+export { createLocalBackend, type LocalBackendOptions } from './backend/local/local-backend.js';
 export {
   createWorkstationBackend,
   type WorkstationBackendOptions,
 } from './backend/workstation/workstation-backend.js';
 export * from './errors/index.js';
-export {
-  createJobDirectory,
-  ensurePrivateDirectory,
-  openExclusive,
-  writeExclusive,
-} from './fs/exclusive-files.js';
 export type { JsonObject, JsonValue } from './json/json-value.js';
-export { chooseTransport } from './manager/choose-transport.js';
 export {
-  BUILTIN_LOCAL_PROFILE,
   JobManager,
   type JobManagerOptions,
   type ListOptions,
-  type LogOptions,
-  type LogRange,
-  type LogResult,
-  type LogWriter,
   type RefreshOptions,
   type WaitOptions,
 } from './manager/job-manager.js';
-export { normaliseProfile } from './manager/normalise-profile.js';
-export { mapPath, mapSettingsPaths } from './paths/map-paths.js';
-export {
-  currentProcessIdentity,
-  isProcessAlive,
-  parseProcStat,
-  readBootId,
-  readProcessIdentity,
-} from './process/process-identity.js';
-export { signalName } from './process/signal-names.js';
+export type { JobEvent, JobWatch, WatchJobsOptions } from './manager/watch-jobs.js';
 export { registerPlugin } from './registry/register-plugin.js';
 export {
-  assertBackend,
   createRegistry,
   type PluginOrigin,
   type Registry,
   type RegistryEntries,
-  type StoreFactory,
-  SUPPORTED_SPECIFICATION_VERSIONS,
-  type TransportFactory,
 } from './registry/registry.js';
-export { renderEnvFile } from './shell/render-env-file.js';
-export { shJoin, shQuote } from './shell/sh-quote.js';
 export * from './spec/index.js';
-export * from './state/index.js';
-export { createMemoryStore } from './store/memory-store.js';
-export * from './template/index.js';
-export {
-  BoundedBuffer,
-  buildEnvironment,
-  createLocalTransport,
-  runLocal,
-} from './transport/local-transport.js';
-export * from './validation/index.js';
+export { createLocalTransport } from './transport/local-transport.js';
 
 /** Replaced at build by this package's version from package.json (tsup `define`; vitest does the same). */
 declare const __PACKAGE_VERSION__: string;
@@ -74,15 +37,3 @@ export const VERSION: string = __PACKAGE_VERSION__;
 
 /** TypeBox, re-exported so plugins build option schemas with the same copy core checks them with. */
 export { type Static, type TSchema, Type } from '@sinclair/typebox';
-export { cachedProbe } from './probe/probe-cache.js';
-export { JOB_WRAPPER_SCRIPT } from './remote/job-wrapper-script.js';
-export { outputBytes, READ_LOG_SCRIPT, readRemoteLog } from './remote/read-remote-log.js';
-export {
-  EXIT_CODES_SCRIPT,
-  jobPayload,
-  outputField,
-  PREPARE_JOB_DIRECTORY,
-  parseExitCodes,
-  withoutField,
-} from './remote/remote-scripts.js';
-export { sliceLog, tailLinesStart } from './remote/slice-log.js';

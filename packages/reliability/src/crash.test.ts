@@ -10,14 +10,8 @@ import { existsSync, readdirSync, readFileSync, rmSync, watch, writeFileSync } f
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import {
-  createLocalBackend,
-  createLocalTransport,
-  createRegistry,
-  JOB_WRAPPER_SCRIPT,
-  JobManager,
-  readBootId,
-} from '@yonder/core';
+import { createLocalBackend, createLocalTransport, createRegistry, JobManager } from '@yonder/core';
+import { JOB_WRAPPER_SCRIPT, readBootId } from '@yonder/core/backend-kit';
 import { createFsStore } from '@yonder/store-fs';
 import {
   collectProcess,

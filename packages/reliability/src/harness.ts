@@ -23,6 +23,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
+import { getErrorMessage } from '@yonder/core';
 import type { Raw } from '@yonder/test-helpers';
 
 const require = createRequire(import.meta.url);
@@ -110,7 +111,7 @@ export function readRecords(state: string): DiskRecord[] {
           Array.isArray(job.history);
         out.push({ path, text, job: ok ? job : null, error: ok ? null : 'not a job record' });
       } catch (error) {
-        out.push({ path, text, job: null, error: (error as Error).message });
+        out.push({ path, text, job: null, error: getErrorMessage(error) });
       }
     }
   }

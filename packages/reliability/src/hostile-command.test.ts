@@ -17,14 +17,16 @@ import {
 import {
   createLocalTransport,
   createRegistry,
-  EXTERNAL_ID_PATTERN,
   JobManager,
   type JsonObject,
+  type YonderError,
+} from '@yonder/core';
+import {
+  EXTERNAL_ID_PATTERN,
   parseExternalId,
   parseTemplate,
   runLocal,
-  type YonderError,
-} from '@yonder/core';
+} from '@yonder/core/backend-kit';
 import { createFsStore } from '@yonder/store-fs';
 import { hostileString, until } from '@yonder/test-helpers';
 import fc from 'fast-check';

@@ -11,15 +11,17 @@ import { join } from 'node:path';
 import {
   createLocalBackend,
   createLocalTransport,
-  createMemoryStore,
   createRegistry,
-  HOST_PATTERN,
   JobManager,
   type JobSpec,
   type JsonObject,
+} from '@yonder/core';
+import {
+  HOST_PATTERN,
   PROFILE_NAME_PATTERN,
   validateProfileFields,
-} from '@yonder/core';
+} from '@yonder/core/backend-kit';
+import { createMemoryStore } from '@yonder/core/testing';
 import { createFsStore } from '@yonder/store-fs';
 import { hostileString, runCli, runCliJson, until } from '@yonder/test-helpers';
 import fc from 'fast-check';

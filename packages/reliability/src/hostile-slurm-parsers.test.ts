@@ -14,7 +14,8 @@ import {
   sbatchOptions,
   slurmJobName,
 } from '@yonder/backend-slurm';
-import { type BackendJobV1, validateResources } from '@yonder/core';
+import type { BackendJobV1 } from '@yonder/core';
+import { validateResources } from '@yonder/core/backend-kit';
 import { hostileString } from '@yonder/test-helpers';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -171,6 +172,7 @@ describe('Slurm output parsers (properties)', () => {
       createdAt: new Date().toISOString(),
       cancelRequested: false,
       profile: { name: 'hpc', backend: 'slurm' },
+      options: {},
       data: { jobName: name, jobDir: '/tmp/x', log: '/tmp/x/job.log', marker: 'm', cluster: null },
     });
     const states = fc.constantFrom(
@@ -212,11 +214,14 @@ describe('Slurm output parsers (properties)', () => {
               exitCode: accounted[2],
               comment: '',
             });
-          const observation = reconcile(
-            job(id, ourName),
-            queue,
-            accounted === null ? null : accounting,
-          );
+          const observation = reconcile(job(id, ourName), {
+            queued: queue.get(id),
+            accounting:
+              accounted === null
+                ? { error: { code: 'E_SCHEDULER_UNAVAILABLE', message: 'sacct failed' } }
+                : { rows: accounting },
+            files: { run: 0, started: false, exitCode: null },
+          });
           if (observation.kind === 'found') {
             const fromQueue = queued && queued[0] === ourName;
             const fromAccounting = accounted && accounted[0] === ourName;
@@ -267,6 +272,7 @@ describe('Slurm output parsers (properties)', () => {
               profile: { name: 'hpc', backend: 'slurm' },
             },
             'yonder-0123456789ab',
+            {},
           );
           for (const option of options) {
             expect(option).toMatch(/^--[a-z-]+(=|$)/);

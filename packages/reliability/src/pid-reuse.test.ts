@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { readBootId, readProcessIdentity } from '@yonder/core';
+import { readBootId, readProcessIdentity } from '@yonder/core/backend-kit';
 import {
   alive,
   type Raw,

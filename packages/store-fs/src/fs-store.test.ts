@@ -1,10 +1,24 @@
+/** The file ledger on real files: corrupt records, concurrent writers, dead holders, read-only and recent listings. */
 import { spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { readBootId } from '@yonder/core/backend-kit';
 import { sampleJob } from '@yonder/core/conformance';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { pidNamespace } from './file-lock.js';
 import { createFsStore, resolveStateDirectory } from './index.js';
+import { readEntry } from './lock-entry.js';
+
+/** Wait until `check` holds, polling; fail after `timeoutMs` naming `what`. */
+async function until(check: () => boolean, timeoutMs: number, what: string): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  while (!check()) {
+    if (performance.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
+    await sleep(5);
+  }
+}
 
 let location: string;
 
@@ -84,7 +98,7 @@ describe('FsStore', () => {
     expect((await store.getJob(job.id))?.data.count).toBe(100);
   });
 
-  it('breaks a lock left by a process that died', async () => {
+  it('breaks a lock left by a process of this machine that died, at once', async () => {
     const store = createFsStore({ location });
     const job = sampleJob();
     await store.createJob(job);
@@ -95,27 +109,36 @@ describe('FsStore', () => {
       JSON.stringify({
         pid: dead.pid,
         startTime: '1',
-        bootId: 'x',
-        host: 'y',
+        bootId: readBootId(),
+        host: hostname(),
+        pidNamespace: pidNamespace(),
         nonce: 'n',
+        ttlMs: 60_000,
         expiresAt: Date.now() + 60_000,
+        renewals: 0,
       }),
+      { mode: 0o600 },
     );
+    const started = performance.now();
     const updated = await store.updateJob(job.id, (current) => ({ ...current, state: 'running' }));
     expect(updated.state).toBe('running');
+    expect(performance.now() - started).toBeLessThan(5_000);
   });
 
-  it('a lease held by a live process is not taken; one whose ttl ran out is', async () => {
+  it('a lease held by a live process is not taken, and is again once released', async () => {
     const store = createFsStore({ location });
     const lease = await store.tryLease('k', 50);
     expect(lease).toBeDefined();
     expect(await store.tryLease('k', 50)).toBeUndefined();
-    await new Promise((resolve) => setTimeout(resolve, 80));
+    // Renewed while held: its 50 ms are long past, and it is still not taken.
+    const lockFile = join(location, 'leases', 'k.lock');
+    const before = readEntry(lockFile);
+    await until(() => readEntry(lockFile) !== before, 5_000, 'a renewal');
+    expect(await store.tryLease('k', 1000)).toBeUndefined();
+    await lease?.release({ completed: true });
     const taken = await store.tryLease('k', 1000);
-    expect(taken).toBeDefined();
-    await taken?.release({ completed: true });
-    await lease?.release();
-    expect((await store.tryLease('k', 1000))?.lastCompletedAt).toEqual(expect.any(String));
+    expect(taken?.lastCompletedAt).toEqual(expect.any(String));
+    await taken?.release();
   });
 
   it('gives a clear error, naming the fix, when the state directory is read-only', async () => {

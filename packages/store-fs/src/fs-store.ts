@@ -1,22 +1,7 @@
-import {
-  closeSync,
-  fstatSync,
-  mkdirSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  readSync,
-  statSync,
-  unlinkSync,
-  writeSync,
-} from 'node:fs';
+/** The file ledger (`StoreV1`): profiles, job records and poll leases under a private state directory. */
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import {
-  assertValid,
-  CorruptRecordError,
-  isJobState,
-  isTerminal,
   type JobRecord,
   type LeaseV1,
   type ListJobsOptionsV1,
@@ -24,61 +9,52 @@ import {
   type Profile,
   type StoreProblemV1,
   type StoreV1,
-  validateProfileFields,
+  UntrustedPathError,
   YonderError,
 } from '@yonder/core';
-import { createFileAtomic, writeFileAtomic } from './atomic-write.js';
-import { isLocked, lock, tryLock } from './file-lock.js';
+import {
+  assertValid,
+  checkPrivateEntry,
+  createPrivateFile,
+  isTerminal,
+  parseJson,
+  readPrivateFile,
+  removePrivateFile,
+  reserveSpareFile,
+  touchPrivateFile,
+  validateProfileFields,
+  writePrivateFileAtomic,
+} from '@yonder/core/backend-kit';
+import { lock, removeLock, reserveLock, tryLock, waitForUnlock } from './file-lock.js';
+import { LedgerDirectories, type LedgerDirectory } from './ledger-directories.js';
+import { appendIndex, recentIds } from './ledger-index.js';
+import {
+  byNewest,
+  JOB_ID,
+  MAX_PROFILE_BYTES,
+  MAX_RECORD_BYTES,
+  parseJobText,
+  parseProfileText,
+  problemLocation,
+  profileKey,
+  storeError,
+} from './records.js';
 
-const JOB_ID = /^[0-9a-f]{6,64}$/;
-const INDEX_CHUNK = 64 * 1024;
+/** A job's lock lasts this long unrenewed (a waiter on another host breaks it only after that). */
+const JOB_LOCK_TTL_MS = 20_000;
+/** Room kept per active job for its next record on a full disk: twice the record, at least this. */
+const MIN_RECORD_SPARE_BYTES = 16 * 1024;
+const LEASE_INFO_SPARE_BYTES = 4096;
 
 export interface FsStoreOptions {
   /** The state directory; see `resolveStateDirectory`. */
   location: string;
 }
 
-function storeError(action: string, path: string, error: unknown): YonderError {
-  const code = (error as NodeJS.ErrnoException).code;
-  const hint =
-    code === 'ENOSPC'
-      ? ' The disk is full; free space and try again.'
-      : code === 'EROFS' || code === 'EACCES' || code === 'EPERM'
-        ? ' The state directory is not writable; fix its permissions or set YONDER_STATE_DIR.'
-        : '';
-  return new YonderError(
-    'E_STORE',
-    `Could not ${action} ${path}: ${(error as Error).message}.${hint}`,
-    { cause: error },
-  );
-}
-
-function profileKey(name: string): string {
-  return encodeURIComponent(name.toLowerCase());
-}
-
-function parseJob(path: string, text: string): JobRecord {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    throw new CorruptRecordError(path, `not valid JSON (${(error as Error).message})`, error);
-  }
-  const job = value as JobRecord;
-  if (
-    typeof job !== 'object' ||
-    job === null ||
-    typeof job.id !== 'string' ||
-    !isJobState(job.state) ||
-    !Array.isArray(job.history)
-  ) {
-    throw new CorruptRecordError(path, 'not a job record (missing id, state or history)');
-  }
-  return job;
-}
-
-function byNewest(a: JobRecord, b: JobRecord): number {
-  return a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : a.id < b.id ? 1 : -1;
+/** Room set aside, per active job, so that what happened to it can be recorded on a full disk. */
+function recordSpare(path: string): string {
+  const at = path.lastIndexOf('/');
+  return `${path.slice(0, at)}/.${path.slice(at + 1)}.spare`;
 }
 
 /**
@@ -87,44 +63,34 @@ function byNewest(a: JobRecord, b: JobRecord): number {
  * `active/<id>` (a marker per non-terminal job, so listing active jobs reads only those),
  * `index.log` (append-only creation order, read from the end for recent jobs),
  * `profiles/<name>.json`, and `leases/` for shared polls.
+ *
+ * Nothing is read from or written to the state directory before it has been checked: it and
+ * every directory above it must be the user's (or root's, above it), written by no one else
+ * (a sticky /tmp aside), and each of the ledger's own directories the user's with no link in
+ * its place; new directories are 0700 and new files 0600. No file of the ledger is read,
+ * written or removed through a link. Records and profiles are checked against their schemas
+ * on every read; one that fails is reported by path and left out. Each active job keeps a
+ * little room aside, so that what a submit started is recorded even on a full disk.
  */
 export class FsStore implements StoreV1 {
   readonly specificationVersion = 'v1' as const;
   readonly id = 'fs';
   readonly location: string;
-  private readonly dirs: {
-    jobs: string;
-    active: string;
-    profiles: string;
-    locks: string;
-    leases: string;
-  };
-  private ready = false;
+  private readonly ledger: LedgerDirectories;
+  private readonly dirs: Record<LedgerDirectory, string>;
 
   constructor(options: FsStoreOptions) {
     this.location = options.location;
-    this.dirs = {
-      jobs: join(this.location, 'jobs'),
-      active: join(this.location, 'active'),
-      profiles: join(this.location, 'profiles'),
-      locks: join(this.location, 'locks'),
-      leases: join(this.location, 'leases'),
-    };
-  }
-
-  private ensure(): void {
-    if (this.ready) return;
-    try {
-      mkdirSync(this.location, { recursive: true, mode: 0o700 });
-      for (const dir of Object.values(this.dirs)) mkdirSync(dir, { recursive: true, mode: 0o700 });
-    } catch (error) {
-      throw storeError('create the state directory', this.location, error);
-    }
-    this.ready = true;
+    this.ledger = new LedgerDirectories(this.location);
+    this.dirs = this.ledger.paths;
   }
 
   private jobPath(id: string): string {
     return join(this.dirs.jobs, id.slice(0, 2), `${id}.json`);
+  }
+
+  private profilePath(name: string): string {
+    return join(this.dirs.profiles, `${profileKey(name)}.json`);
   }
 
   // ------------------------------------------------------------- profiles
@@ -135,49 +101,45 @@ export class FsStore implements StoreV1 {
       `Profile "${String(profile?.name)}" is invalid`,
       validateProfileFields(profile),
     );
-    this.ensure();
-    const path = join(this.dirs.profiles, `${profileKey(profile.name)}.json`);
+    this.ledger.ensure();
+    const path = this.profilePath(profile.name);
     try {
-      writeFileAtomic(path, `${JSON.stringify(profile, null, 2)}\n`);
+      writePrivateFileAtomic(path, `${JSON.stringify(profile, null, 2)}\n`);
     } catch (error) {
       throw storeError('write', path, error);
     }
   }
 
-  async getProfile(name: string): Promise<Profile | undefined> {
-    const path = join(this.dirs.profiles, `${profileKey(name)}.json`);
-    let text: string;
+  private readProfile(path: string, key: string): Profile | undefined {
+    let text: string | undefined;
     try {
-      text = readFileSync(path, 'utf8');
+      text = readPrivateFile(path, MAX_PROFILE_BYTES);
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
       throw storeError('read', path, error);
     }
-    try {
-      return JSON.parse(text) as Profile;
-    } catch (error) {
-      throw new CorruptRecordError(path, `not valid JSON (${(error as Error).message})`, error);
-    }
+    return text === undefined ? undefined : parseProfileText(path, text, key);
+  }
+
+  async getProfile(name: string): Promise<Profile | undefined> {
+    if (!this.ledger.verify()) return undefined;
+    return this.readProfile(this.profilePath(name), profileKey(name));
   }
 
   async listProfiles(): Promise<{ profiles: Profile[]; problems: StoreProblemV1[] }> {
     const profiles: Profile[] = [];
     const problems: StoreProblemV1[] = [];
-    let names: string[] = [];
-    try {
-      names = readdirSync(this.dirs.profiles).filter(
-        (name) => name.endsWith('.json') && !name.startsWith('.'),
-      );
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT')
-        throw storeError('read', this.dirs.profiles, error);
-    }
-    for (const name of names) {
+    if (!this.ledger.verify()) return { profiles, problems };
+    for (const name of this.ledger.entries(this.dirs.profiles)) {
+      if (!name.endsWith('.json') || name.startsWith('.')) continue;
       const path = join(this.dirs.profiles, name);
       try {
-        profiles.push(JSON.parse(readFileSync(path, 'utf8')) as Profile);
+        const profile = this.readProfile(path, name.slice(0, -5));
+        if (profile) profiles.push(profile);
       } catch (error) {
-        problems.push({ location: path, message: `Corrupt profile: ${(error as Error).message}` });
+        problems.push({
+          location: problemLocation(error, path),
+          message: (error as Error).message,
+        });
       }
     }
     profiles.sort((a, b) => a.name.toLowerCase().localeCompare(b.name.toLowerCase()));
@@ -185,151 +147,188 @@ export class FsStore implements StoreV1 {
   }
 
   async removeProfile(name: string): Promise<boolean> {
-    try {
-      unlinkSync(join(this.dirs.profiles, `${profileKey(name)}.json`));
-      return true;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
-      throw storeError('remove', name, error);
-    }
+    if (!this.ledger.verify()) return false;
+    return removePrivateFile(this.profilePath(name));
   }
 
   // ------------------------------------------------------------- jobs
 
+  /** A job's shard directory, checked (and made when `create`); false when it is not there. */
+  private shard(id: string, create: boolean): boolean {
+    const dir = join(this.dirs.jobs, id.slice(0, 2));
+    if (create) {
+      this.ledger.ensureDirectory(dir);
+      return true;
+    }
+    return this.ledger.has(dir);
+  }
+
+  /**
+   * Set room aside for the job's next record and lock, so that they can be written on a full
+   * disk. False when there is no room now.
+   */
+  private reserve(id: string, text: string): boolean {
+    return (
+      reserveSpareFile(
+        recordSpare(this.jobPath(id)),
+        Math.max(MIN_RECORD_SPARE_BYTES, 2 * Buffer.byteLength(text)),
+      ) && reserveLock(this.lockSpare(id))
+    );
+  }
+
+  private release(id: string): void {
+    removePrivateFile(recordSpare(this.jobPath(id)));
+    removeLock(this.lockSpare(id));
+  }
+
+  private lockSpare(id: string): string {
+    return join(this.dirs.locks, `.${id}.lock.spare`);
+  }
+
+  /**
+   * Record a new job. Everything its later updates need is made first (its shard, the room for
+   * its next record and lock, its index line, its active marker), so that once it exists, what
+   * the backend then does to it can be recorded, even on a disk that filled up meanwhile.
+   * An index line without a record (a create that failed after it) is skipped by readers.
+   */
   async createJob(job: JobRecord): Promise<void> {
     if (!JOB_ID.test(job.id))
       throw new YonderError('E_STORE', `"${job.id}" is not a valid job id.`);
-    this.ensure();
+    this.ledger.ensure();
     const path = this.jobPath(job.id);
     const marker = join(this.dirs.active, job.id);
+    const index = join(this.location, 'index.log');
+    const text = `${JSON.stringify(job)}\n`;
     try {
-      try {
-        // Not recursive: the jobs directory exists, and Node's recursive mkdir reports a
-        // read-only file system as ENOENT.
-        mkdirSync(join(this.dirs.jobs, job.id.slice(0, 2)), { mode: 0o700 });
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      }
-      if (!isTerminal(job.state)) closeSync(openSync(marker, 'w', 0o600));
-      createFileAtomic(path, `${JSON.stringify(job)}\n`);
+      checkPrivateEntry(index, { role: "the ledger's index", type: 'file' });
+      this.shard(job.id, true);
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'EEXIST') {
-        throw new YonderError('E_STORE', `A job with id ${job.id} already exists.`, {
-          cause: error,
-        });
-      }
-      try {
-        unlinkSync(marker);
-      } catch {}
       throw storeError('write', path, error);
     }
-    this.appendIndex(job);
-  }
-
-  private appendIndex(job: JobRecord): void {
-    const path = join(this.location, 'index.log');
+    const exists = (cause?: unknown): YonderError =>
+      new YonderError('E_STORE', `A job with id ${job.id} already exists.`, { cause });
+    if (this.readJob(job.id) !== undefined) throw exists();
+    let step = 'write';
+    let target = path;
     try {
-      const fd = openSync(path, 'a', 0o600);
-      try {
-        // A leading newline isolates any line a crash left unfinished.
-        writeSync(fd, `\n${job.createdAt}\t${job.id}\n`);
-      } finally {
-        closeSync(fd);
+      if (!isTerminal(job.state)) {
+        if (!this.reserve(job.id, text)) {
+          throw Object.assign(new Error('no room for the job’s spare files'), { code: 'ENOSPC' });
+        }
+        touchPrivateFile(marker);
       }
+      step = 'append to';
+      target = index;
+      appendIndex(index, job.createdAt, job.id);
+      step = 'write';
+      target = path;
+      createPrivateFile(path, text);
     } catch (error) {
-      throw storeError('append to', path, error);
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw exists(error);
+      removePrivateFile(marker);
+      this.release(job.id);
+      throw storeError(step, target, error);
     }
   }
 
   private readJob(id: string): JobRecord | undefined {
     const path = this.jobPath(id);
-    let text: string;
+    let text: string | undefined;
     try {
-      text = readFileSync(path, 'utf8');
+      if (!this.shard(id, false)) return undefined;
+      text = readPrivateFile(path, MAX_RECORD_BYTES);
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
       throw storeError('read', path, error);
     }
-    return parseJob(path, text);
+    return text === undefined ? undefined : parseJobText(path, text, id);
   }
 
   async getJob(id: string): Promise<JobRecord | undefined> {
-    if (!JOB_ID.test(id)) return undefined;
+    if (!JOB_ID.test(id) || !this.ledger.verify()) return undefined;
     return this.readJob(id);
   }
 
-  async findJobIds(prefix: string): Promise<string[]> {
-    const wanted = prefix.toLowerCase();
-    const shards = wanted.length >= 2 ? [wanted.slice(0, 2)] : this.shards();
+  /** The job ids of every shard (or of one), with the shards that could not be trusted. */
+  private ids(only?: string): { ids: string[]; problems: StoreProblemV1[] } {
     const ids: string[] = [];
+    const problems: StoreProblemV1[] = [];
+    const shards = only
+      ? [only]
+      : this.ledger.entries(this.dirs.jobs).filter((name) => !name.startsWith('.'));
     for (const shard of shards) {
-      let names: string[];
+      const dir = join(this.dirs.jobs, shard);
       try {
-        names = readdirSync(join(this.dirs.jobs, shard));
-      } catch {
+        if (!this.ledger.has(dir)) continue;
+      } catch (error) {
+        problems.push({ location: dir, message: (error as Error).message });
         continue;
       }
-      for (const name of names) {
+      for (const name of this.ledger.entries(dir)) {
         if (!name.endsWith('.json') || name.startsWith('.')) continue;
         const id = name.slice(0, -5);
-        if (id.startsWith(wanted)) ids.push(id);
+        if (JOB_ID.test(id) && id.startsWith(shard)) ids.push(id);
       }
     }
-    return ids.sort();
+    return { ids, problems };
   }
 
-  private shards(): string[] {
-    try {
-      return readdirSync(this.dirs.jobs).filter((name) => !name.startsWith('.'));
-    } catch {
-      return [];
-    }
+  async findJobIds(prefix: string): Promise<string[]> {
+    if (!this.ledger.verify()) return [];
+    const wanted = prefix.toLowerCase();
+    const { ids } = this.ids(wanted.length >= 2 ? wanted.slice(0, 2) : undefined);
+    return ids.filter((id) => id.startsWith(wanted)).sort();
   }
 
   async updateJob(
     id: string,
     change: (job: JobRecord) => JobRecord | undefined,
   ): Promise<JobRecord> {
-    this.ensure();
+    this.ledger.ensure();
     const held = await lock(join(this.dirs.locks, `${id}.lock`), {
-      ttlMs: 60_000,
+      ttlMs: JOB_LOCK_TTL_MS,
       timeoutMs: 30_000,
+      spare: this.lockSpare(id),
     });
+    let written: JobRecord | undefined;
     try {
       const current = this.readJob(id);
       if (!current) throw new YonderError('E_NO_SUCH_JOB', `No job with id ${id}.`);
       const next = change(current);
       if (next === undefined || next === current) return current;
-      const written: JobRecord = {
+      written = {
         ...next,
         id: current.id,
         revision: current.revision + 1,
         updatedAt: new Date().toISOString(),
       };
       const path = this.jobPath(id);
+      const text = `${JSON.stringify(written)}\n`;
       try {
-        writeFileAtomic(path, `${JSON.stringify(written)}\n`);
+        writePrivateFileAtomic(path, text, { spare: recordSpare(path) });
       } catch (error) {
         throw storeError('write', path, error);
       }
       const marker = join(this.dirs.active, id);
       if (isTerminal(written.state)) {
-        try {
-          unlinkSync(marker);
-        } catch {}
-      } else if (isTerminal(current.state)) {
-        closeSync(openSync(marker, 'w', 0o600));
+        removePrivateFile(marker);
+        this.release(id);
+      } else {
+        if (isTerminal(current.state)) touchPrivateFile(marker);
+        this.reserve(id, text);
       }
-      return written;
     } finally {
-      held.release();
+      held.release({ keepSpare: written === undefined || !isTerminal(written.state) });
     }
+    return written;
   }
 
   async listJobs(options: ListJobsOptionsV1 = {}): Promise<ListJobsResultV1> {
+    if (!this.ledger.verify()) return { jobs: [], problems: [] };
     if (options.activeOnly) return this.listActive();
     if (options.limit !== undefined) return this.listRecent(options.limit);
-    return this.listAll();
+    const { ids, problems } = this.ids();
+    const result = this.collect(ids);
+    return { jobs: result.jobs, problems: [...problems, ...result.problems] };
   }
 
   private collect(ids: Iterable<string>): ListJobsResultV1 {
@@ -341,10 +340,7 @@ export class FsStore implements StoreV1 {
         if (job) jobs.push(job);
       } catch (error) {
         problems.push({
-          location:
-            CorruptRecordError.isInstance(error) && 'path' in error
-              ? String(error.path)
-              : this.jobPath(id),
+          location: problemLocation(error, this.jobPath(id)),
           message: (error as Error).message,
         });
       }
@@ -354,30 +350,24 @@ export class FsStore implements StoreV1 {
   }
 
   private listActive(): ListJobsResultV1 {
-    let names: string[];
-    try {
-      names = readdirSync(this.dirs.active);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { jobs: [], problems: [] };
-      throw storeError('read', this.dirs.active, error);
-    }
-    const result = this.collect(names.filter((name) => JOB_ID.test(name)));
-    const now = Date.now();
+    const names = this.ledger.entries(this.dirs.active).filter((name) => JOB_ID.test(name));
+    const result = this.collect(names);
     const found = new Set(result.jobs.map((job) => job.id));
     const failed = new Set(result.problems.map((problem) => problem.location));
-    // Markers left by a crash: a record that is terminal, or no record at all after a minute.
+    // Markers left by a crash: a record that is terminal, or no record at all after a minute
+    // (an mtime in the future is not "after a minute").
+    const now = Date.now();
     for (const name of names) {
-      if (!JOB_ID.test(name) || failed.has(this.jobPath(name))) continue;
+      if (found.has(name) || failed.has(this.jobPath(name))) continue;
       const marker = join(this.dirs.active, name);
       try {
-        if (!found.has(name) && now - statSync(marker).mtimeMs > 60_000) unlinkSync(marker);
+        const age = now - statSync(marker).mtimeMs;
+        if (age > 60_000) removePrivateFile(marker);
       } catch {}
     }
     const active = result.jobs.filter((job) => {
       if (!isTerminal(job.state)) return true;
-      try {
-        unlinkSync(join(this.dirs.active, job.id));
-      } catch {}
+      removePrivateFile(join(this.dirs.active, job.id));
       return false;
     });
     return { jobs: active, problems: result.problems };
@@ -386,57 +376,21 @@ export class FsStore implements StoreV1 {
   private listRecent(limit: number): ListJobsResultV1 {
     if (limit <= 0) return { jobs: [], problems: [] };
     const path = join(this.location, 'index.log');
-    let fd: number;
+    let ids: string[];
     try {
-      fd = openSync(path, 'r');
+      ids = recentIds(path, limit);
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { jobs: [], problems: [] };
+      if (UntrustedPathError.isInstance(error) || YonderError.isInstance(error)) throw error;
       throw storeError('read', path, error);
-    }
-    const ids: string[] = [];
-    const seen = new Set<string>();
-    try {
-      const size = fstatSync(fd).size;
-      let end = size;
-      let carry = '';
-      while (end > 0 && ids.length < limit) {
-        const start = Math.max(0, end - INDEX_CHUNK);
-        const buffer = Buffer.alloc(end - start);
-        readSync(fd, buffer, 0, buffer.length, start);
-        const text = buffer.toString('utf8') + carry;
-        const lines = text.split('\n');
-        carry = start > 0 ? (lines.shift() ?? '') : '';
-        for (let index = lines.length - 1; index >= 0 && ids.length < limit; index -= 1) {
-          const id = (lines[index] as string).split('\t')[1];
-          if (id && JOB_ID.test(id) && !seen.has(id)) {
-            seen.add(id);
-            ids.push(id);
-          }
-        }
-        end = start;
-      }
-    } finally {
-      closeSync(fd);
-    }
-    return this.collect(ids);
-  }
-
-  private listAll(): ListJobsResultV1 {
-    const ids: string[] = [];
-    for (const shard of this.shards()) {
-      let names: string[];
-      try {
-        names = readdirSync(join(this.dirs.jobs, shard));
-      } catch {
-        continue;
-      }
-      for (const name of names)
-        if (name.endsWith('.json') && !name.startsWith('.')) ids.push(name.slice(0, -5));
     }
     return this.collect(ids);
   }
 
   // ------------------------------------------------------------- leases
+
+  private leasePath(key: string): string {
+    return join(this.dirs.leases, `${encodeURIComponent(key)}.lock`);
+  }
 
   private leaseInfoPath(key: string): string {
     return join(this.dirs.leases, `${encodeURIComponent(key)}.json`);
@@ -444,18 +398,20 @@ export class FsStore implements StoreV1 {
 
   private lastCompleted(key: string): string | null {
     try {
-      const value = JSON.parse(readFileSync(this.leaseInfoPath(key), 'utf8')) as {
-        lastCompletedAt?: unknown;
-      };
-      return typeof value.lastCompletedAt === 'string' ? value.lastCompletedAt : null;
+      const text = readPrivateFile(this.leaseInfoPath(key), 64 * 1024);
+      if (text === undefined) return null;
+      const parsed = parseJson(text);
+      const value = parsed.ok ? (parsed.value as { lastCompletedAt?: unknown } | null) : null;
+      return typeof value?.lastCompletedAt === 'string' ? value.lastCompletedAt : null;
     } catch {
       return null;
     }
   }
 
   async tryLease(key: string, ttlMs: number): Promise<LeaseV1 | undefined> {
-    this.ensure();
-    const held = tryLock(join(this.dirs.leases, `${encodeURIComponent(key)}.lock`), ttlMs);
+    this.ledger.ensure();
+    const path = this.leasePath(key);
+    const held = tryLock(path, ttlMs, { spare: `${path}.spare` });
     if (!held) return undefined;
     const lastCompletedAt = this.lastCompleted(key);
     return {
@@ -464,10 +420,13 @@ export class FsStore implements StoreV1 {
       release: async (options = {}) => {
         try {
           if (options.completed) {
-            writeFileAtomic(
-              this.leaseInfoPath(key),
+            const info = this.leaseInfoPath(key);
+            writePrivateFileAtomic(
+              info,
               `${JSON.stringify({ lastCompletedAt: new Date().toISOString() })}\n`,
+              { spare: `${info}.spare` },
             );
+            reserveSpareFile(`${info}.spare`, LEASE_INFO_SPARE_BYTES);
           }
         } finally {
           held.release();
@@ -477,13 +436,8 @@ export class FsStore implements StoreV1 {
   }
 
   async waitForLease(key: string, timeoutMs: number): Promise<string | null> {
-    const path = join(this.dirs.leases, `${encodeURIComponent(key)}.lock`);
-    const deadline = Date.now() + timeoutMs;
-    let delay = 5;
-    while (isLocked(path) && Date.now() < deadline) {
-      await sleep(delay);
-      delay = Math.min(delay * 2, 100);
-    }
+    if (!this.ledger.verify()) return null;
+    await waitForUnlock(this.leasePath(key), timeoutMs);
     return this.lastCompleted(key);
   }
 

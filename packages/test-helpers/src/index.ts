@@ -1,4 +1,6 @@
 /** yonder's shared test helpers (a private package): import them as `@yonder/test-helpers`. */
+
+export { type Frozen, freezeProcess } from './freezer.js';
 export {
   canaryFragments,
   HOSTILE_FRAGMENTS,
@@ -14,6 +16,7 @@ export {
   alive,
   JOB_GONE_MS,
   jobProcessesGone,
+  markedProcesses,
   type ProcessState,
   processGroup,
   readProcessState,
@@ -43,4 +46,18 @@ export {
   sshHostsEnv,
 } from './services.js';
 export { type DeclaresSubmitGrace, submitGraceMs } from './submit-grace.js';
+export {
+  asUser,
+  cleanupUsers,
+  lookUp,
+  onCleanup,
+  ownedDir,
+  requireUsers,
+  rootDir,
+  startAsUser,
+  type TestUser,
+  yonderAs,
+  yonderJsonAs,
+} from './test-users.js';
 export { until } from './until.js';
+export { attackerPlace, startWorkdirAttack, type WorkdirAttack } from './workdir-attack.js';

@@ -101,3 +101,24 @@ export const JOB_GONE_MS = 10_000;
 export function untilJobGone(pid: number, timeoutMs = JOB_GONE_MS): Promise<void> {
   return until(() => jobProcessesGone(pid), timeoutMs, `the processes of job ${pid} to be gone`);
 }
+
+/**
+ * The live processes (not zombies) whose environment carries a workstation job's marker,
+ * `YONDER_JOB_ID=<id>`: every process the job started, wherever it moved (`setsid` included).
+ */
+export function markedProcesses(id: string): number[] {
+  const found: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    let environ: string[];
+    try {
+      environ = readFileSync(`/proc/${name}/environ`, 'latin1').split('\0');
+    } catch {
+      continue;
+    }
+    const state = readProcessState(Number(name))?.state;
+    if (environ.includes(`YONDER_JOB_ID=${id}`) && state !== 'Z' && state !== 'X')
+      found.push(Number(name));
+  }
+  return found;
+}

@@ -1,4 +1,5 @@
-/** Helpers for the tests against the shared one-node Slurm: is it up, stop and start it, a manager wired to it. */
+/** Helpers for the tests against the shared one-node Slurm: is it up, stop and start it, a manager wired to it, waiting for a purge. */
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,7 +11,7 @@ import {
   type TransportV1,
 } from '@yonder/core';
 import { createFsStore } from '@yonder/store-fs';
-import { requireSlurm, SLURM_SCRIPT, serviceCommand } from '@yonder/test-helpers';
+import { requireSlurm, SLURM_SCRIPT, serviceCommand, until } from '@yonder/test-helpers';
 import { createSlurmBackend, type SlurmBackendSettings } from '../slurm-backend.js';
 
 /** Fail (never skip) when the test cluster is not up, saying how to start it. */
@@ -64,4 +65,17 @@ export function slurmManager(settings?: SlurmBackendSettings): {
 export function workdir(): string {
   const base = mkdtempSync(join(tmpdir(), "yonder slurm 'work' "));
   return join(base, 'jobs $(not run)');
+}
+
+/** Wait until Slurm has purged a job from squeue (MinJobAge, checked every 2 s). */
+export function untilPurged(externalId: string, timeoutMs: number): Promise<void> {
+  return until(
+    () =>
+      !execFileSync('squeue', ['--noheader', '--states=all', '--format=%A'], { encoding: 'utf8' })
+        .split('\n')
+        .includes(externalId),
+    timeoutMs,
+    `job ${externalId} to be purged from squeue`,
+    2_000,
+  );
 }

@@ -1,7 +1,8 @@
-import { readFileSync } from 'node:fs';
+/** The user's config file: where it is, what it may hold, and how it is read (checked, bounded, strict). */
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { checkSchema, Type, ValidationError, YonderError } from '@yonder/core';
+import { Type, ValidationError, YonderError } from '@yonder/core';
+import { checkSchema, checkTrustedPath, parseJson, readInputFile } from '@yonder/core/backend-kit';
 
 const PluginEntrySchema = Type.Union([
   Type.String({ minLength: 1 }),
@@ -51,35 +52,59 @@ export function configPath(env: NodeJS.ProcessEnv): string {
   return join(base, 'yonder', 'config.json');
 }
 
+/** The largest config file read. */
+const MAX_CONFIG_BYTES = 1024 * 1024;
+
 /**
  * Read the user's config. A missing file is an empty config (unless YONDER_CONFIG names it);
- * an unreadable or invalid one is an error naming the file and the field.
+ * an unreadable or invalid one is an error naming the file and the field. The file and its
+ * directory (which plugins are loaded from) are checked before either is used: each must be
+ * the user's (or root's) and writable by no one else, as must every directory above them.
+ * @throws UntrustedPathError `E_UNTRUSTED_PATH`; YonderError `E_INVALID_CONFIG`.
  */
 export function readConfig(env: NodeJS.ProcessEnv): UserConfig {
   const path = configPath(env);
+  const directory = dirname(path);
+  const trust = { allowRootOwner: true } as const;
+  if (!checkTrustedPath(path, { ...trust, role: 'the yonder config', type: 'file' })) {
+    if (env.YONDER_CONFIG?.trim()) {
+      throw new YonderError(
+        'E_INVALID_CONFIG',
+        `Cannot read the yonder config ${path}: it does not exist.`,
+      );
+    }
+    return { path: null, directory, plugins: [] };
+  }
+  checkTrustedPath(directory, {
+    ...trust,
+    role: 'the directory of the yonder config',
+    type: 'directory',
+  });
   let text: string;
   try {
-    text = readFileSync(path, 'utf8');
+    text = readInputFile(path, MAX_CONFIG_BYTES);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT' && !env.YONDER_CONFIG?.trim()) {
-      return { path: null, directory: dirname(path), plugins: [] };
+    throw new YonderError(
+      'E_INVALID_CONFIG',
+      `Cannot read the yonder config: ${(error as Error).message}`,
+      { cause: error },
+    );
+  }
+  const parsed = parseJson(text);
+  if (!parsed.ok) {
+    if (parsed.syntax) {
+      throw new YonderError(
+        'E_INVALID_CONFIG',
+        `The yonder config ${path} ${parsed.issues[0]?.message ?? 'is not valid JSON'}`,
+      );
     }
-    throw new YonderError(
+    throw new ValidationError(
       'E_INVALID_CONFIG',
-      `Cannot read the yonder config ${path}: ${(error as Error).message}`,
-      { cause: error },
+      `The yonder config ${path} is invalid`,
+      parsed.issues,
     );
   }
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    throw new YonderError(
-      'E_INVALID_CONFIG',
-      `The yonder config ${path} is not valid JSON: ${(error as Error).message}`,
-      { cause: error },
-    );
-  }
+  const value = parsed.value;
   const issues = checkSchema(ConfigSchema, value);
   if (issues.length > 0)
     throw new ValidationError('E_INVALID_CONFIG', `The yonder config ${path} is invalid`, issues);
@@ -88,5 +113,5 @@ export function readConfig(env: NodeJS.ProcessEnv): UserConfig {
       ? { package: entry, options: {} }
       : { package: (entry as PluginEntry).package, options: (entry as PluginEntry).options ?? {} },
   );
-  return { path, directory: dirname(path), plugins };
+  return { path, directory, plugins };
 }

@@ -1,5 +1,10 @@
-import { existsSync, readFileSync } from 'node:fs';
+/** Where plugin packages are found: by Node's own resolution, from trusted places only, never the working directory. */
+import { readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { YonderError } from '@yonder/core';
+import { checkTrustedPath, parseJson } from '@yonder/core/backend-kit';
+import { resolve as resolveSpecifier } from 'import-meta-resolve';
 
 /** Where npm puts global packages for this node: `<prefix>/lib/node_modules` (ESM ignores NODE_PATH, and so does yonder). */
 export function globalModuleDirectories(env: NodeJS.ProcessEnv): string[] {
@@ -8,88 +13,81 @@ export function globalModuleDirectories(env: NodeJS.ProcessEnv): string[] {
   return dirs;
 }
 
-function exportTarget(value: unknown): string | null {
-  if (typeof value === 'string') return value;
-  if (Array.isArray(value)) {
-    for (const item of value) {
-      const found = exportTarget(item);
-      if (found) return found;
-    }
-    return null;
-  }
-  if (typeof value === 'object' && value !== null) {
-    const record = value as Record<string, unknown>;
-    for (const condition of ['import', 'node', 'default']) {
-      if (condition in record) {
-        const found = exportTarget(record[condition]);
-        if (found) return found;
-      }
-    }
-  }
-  return null;
-}
-
-/** The entry file a package's package.json names for `import` (its "." export, else main). */
-export function packageEntry(packageDir: string): string | null {
-  let manifest: { exports?: unknown; main?: string; module?: string };
+function readManifest(dir: string): { name?: unknown; version?: unknown } | null {
   try {
-    manifest = JSON.parse(readFileSync(join(packageDir, 'package.json'), 'utf8'));
+    const parsed = parseJson(readFileSync(join(dir, 'package.json'), 'utf8'));
+    return parsed.ok && typeof parsed.value === 'object' && parsed.value !== null
+      ? (parsed.value as { name?: unknown; version?: unknown })
+      : null;
   } catch {
     return null;
   }
-  let target: string | null = null;
-  if (manifest.exports !== undefined) {
-    const exports = manifest.exports;
-    const root =
-      typeof exports === 'object' &&
-      exports !== null &&
-      !Array.isArray(exports) &&
-      Object.keys(exports).some((key) => key.startsWith('.'))
-        ? (exports as Record<string, unknown>)['.']
-        : exports;
-    target = exportTarget(root);
+}
+
+/** The directory of the package `name` that holds `file`: the nearest package.json of that name above it. */
+function packageDirectoryOf(file: string, name: string): string | null {
+  let dir = dirname(file);
+  for (;;) {
+    if (readManifest(dir)?.name === name) return dir;
+    const parent = dirname(dir);
+    if (parent === dir) return null;
+    dir = parent;
   }
-  target ??= manifest.main ?? 'index.js';
-  const file = join(packageDir, target);
-  return existsSync(file) ? file : null;
+}
+
+/** Node's resolution of `name` from a module in `directory`; null when it is not installed there. */
+function resolveFrom(name: string, directory: string): string | null {
+  const parent = pathToFileURL(join(resolve(directory), 'yonder-plugin-resolution.js')).href;
+  let url: string;
+  try {
+    url = resolveSpecifier(name, parent);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ERR_MODULE_NOT_FOUND') return null;
+    throw new YonderError(
+      'E_PLUGIN',
+      `The package ${name} (from ${directory}) cannot be loaded: ${(error as Error).message}`,
+      { cause: error },
+    );
+  }
+  if (!url.startsWith('file:')) {
+    throw new YonderError('E_PLUGIN', `${name} is not a package (it resolves to ${url}).`);
+  }
+  return fileURLToPath(url);
 }
 
 /**
- * Find an installed package by name from a directory, looking in `node_modules` of it and of
- * every parent, as Node does; then in the extra directories given (global installs).
+ * Find an installed package by name, resolved as Node resolves an import (its `exports`,
+ * conditions `node` and `import`; `node_modules` of each directory and its parents) from each
+ * directory of `from` in turn (the CLI's own installation, the config file's directory), then
+ * from the global install directories in `extra`. The working directory is never searched.
+ * The file found, and every directory above it, must be trusted (the user's or root's,
+ * written by no one else), as plugin code runs as the user.
+ * @throws UntrustedPathError `E_UNTRUSTED_PATH` when what is found could be someone else's;
+ * YonderError `E_PLUGIN` when the package is there but cannot be resolved.
  */
 export function findPackage(
   name: string,
   from: readonly string[],
   extra: readonly string[] = [],
 ): { dir: string; entry: string } | null {
-  const candidates: string[] = [];
-  for (const start of from) {
-    let dir = resolve(start);
-    for (;;) {
-      candidates.push(join(dir, 'node_modules', name));
-      const parent = dirname(dir);
-      if (parent === dir) break;
-      dir = parent;
-    }
-  }
-  for (const dir of extra) candidates.push(join(dir, name));
-  for (const dir of candidates) {
-    if (!existsSync(join(dir, 'package.json'))) continue;
-    const entry = packageEntry(dir);
-    if (entry) return { dir, entry };
+  // `<prefix>/lib/node_modules/NAME` is what a module in `<prefix>/lib` resolves.
+  const starts = [...from, ...extra.map((dir) => dirname(dir))];
+  for (const start of starts) {
+    const entry = resolveFrom(name, start);
+    if (entry === null) continue;
+    checkTrustedPath(entry, {
+      role: `the plugin ${name}`,
+      type: 'file',
+      allowRootOwner: true,
+    });
+    const dir = packageDirectoryOf(entry, name) ?? dirname(entry);
+    return { dir, entry };
   }
   return null;
 }
 
 /** The version in a package's package.json. */
 export function packageVersion(dir: string): string {
-  try {
-    return String(
-      (JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { version?: string })
-        .version ?? '?',
-    );
-  } catch {
-    return '?';
-  }
+  const version = readManifest(dir)?.version;
+  return typeof version === 'string' ? version : '?';
 }

@@ -2,6 +2,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { JobManager } from '../manager/job-manager.js';
+import { backendOptions } from '../manager/profile-options.js';
 import { assertBackend, createRegistry } from '../registry/registry.js';
 import type { BackendV1 } from '../spec/backend/v1/backend-v1.js';
 import type { JobRecord } from '../spec/job.js';
@@ -124,8 +125,10 @@ export function backendConformance(
   test('backend: implements contract v1', async () => {
     const backend = await createBackend();
     assertBackend(backend);
+    const profileOptions = backendOptions(backend, options.profile);
     check(
-      backend.targetKey(options.profile) === backend.targetKey({ ...options.profile }),
+      backend.targetKey(options.profile, profileOptions) ===
+        backend.targetKey({ ...options.profile }, structuredClone(profileOptions)),
       'targetKey must be stable',
     );
     check(

@@ -110,8 +110,14 @@ export function logConformance(
   };
 
   const direct =
-    (h: ConformanceHarness, job: JobRecord, transport: TransportV1) => (read: ReadLogOptionsV1) =>
-      h.backend.readLog(backendJob(job), read, { transport, stateDirectory: h.scratch });
+    (h: ConformanceHarness, job: JobRecord, transport: TransportV1) => (read: ReadLogOptionsV1) => {
+      const forBackend = backendJob(job, h.backend);
+      return h.backend.readLog(forBackend, read, {
+        transport,
+        options: forBackend.options,
+        stateDirectory: h.scratch,
+      });
+    };
 
   test(
     'backend: readLog returns the bytes exactly, by offset, tail of lines and tail of bytes',

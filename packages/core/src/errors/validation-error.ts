@@ -1,4 +1,9 @@
+/** Invalid input reported with every problem found, as dot-path issues, and the helper that throws one when there are any. */
 import { YonderError, type YonderErrorCode } from './yonder-error.js';
+
+const NAME = 'ValidationError';
+const MARKER = `yonder.error.${NAME}`;
+const symbol = Symbol.for(MARKER);
 
 /** One problem found by a validator: a dot-path to the field and what to do about it. */
 export interface ValidationIssue {
@@ -8,6 +13,9 @@ export interface ValidationIssue {
 
 /** Invalid input, with every problem found (not just the first). */
 export class ValidationError extends YonderError {
+  readonly [symbol] = true;
+  /** What is invalid (`Profile "x" is invalid`): the message's first line. */
+  readonly subject: string;
   readonly issues: readonly ValidationIssue[];
 
   constructor(code: YonderErrorCode, subject: string, issues: readonly ValidationIssue[]) {
@@ -15,8 +23,14 @@ export class ValidationError extends YonderError {
       issue.path ? `${issue.path}: ${issue.message}` : issue.message,
     );
     super(code, `${subject}:\n  ${lines.join('\n  ')}`);
-    this.name = 'ValidationError';
+    this.name = NAME;
+    this.subject = subject;
     this.issues = issues;
+  }
+
+  /** Whether `value` is a ValidationError, from this copy of core or another. */
+  static override isInstance(value: unknown): value is ValidationError {
+    return YonderError.hasMarker(value, MARKER);
   }
 }
 

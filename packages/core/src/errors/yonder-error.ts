@@ -1,4 +1,10 @@
-const marker = Symbol.for('yonder.error');
+/** The one base class of every error yonder throws on purpose, its stable codes, the markers that let `isInstance` work across copies of core, and the wrapping of anything thrown into one. */
+import type { JsonObject } from '../json/json-value.js';
+import { getErrorMessage } from './get-error-message.js';
+
+/** The marker every YonderError carries (each subclass adds `yonder.error.<Name>`). */
+const MARKER = 'yonder.error';
+const symbol = Symbol.for(MARKER);
 
 /** Stable error codes. Scripts and the CLI's `--json` envelope rely on them. */
 export type YonderErrorCode =
@@ -17,12 +23,15 @@ export type YonderErrorCode =
   | 'E_TIMEOUT'
   | 'E_SCHEDULER_UNAVAILABLE'
   | 'E_SUBMIT_FAILED'
+  /** The target refused the job as submitted: the submitter's to fix (failure kind `submission`). */
+  | 'E_SUBMIT_REFUSED'
   | 'E_CANCEL_FAILED'
   | 'E_NO_SUCH_JOB'
   | 'E_AMBIGUOUS_JOB'
   | 'E_NO_SUCH_PROFILE'
   | 'E_PROFILE_EXISTS'
   | 'E_CORRUPT_RECORD'
+  | 'E_UNTRUSTED_PATH'
   | 'E_STORE'
   | 'E_LOG_UNAVAILABLE'
   | 'E_USAGE'
@@ -30,27 +39,50 @@ export type YonderErrorCode =
 
 export interface YonderErrorOptions {
   cause?: unknown;
+  /**
+   * What a program (or the CLI, for its own hints) may want beside the message, e.g.
+   * `{ profile: 'gpu', profiles: ['local'] }` for `E_NO_SUCH_PROFILE`. Never advice for a
+   * particular front end: the message says what is wrong, the front end says what to type.
+   */
+  data?: JsonObject;
 }
 
 /**
- * The one base class of every error yonder throws on purpose. `code` is stable;
- * `message` is for people. `isInstance` works across duplicated copies of core.
+ * The one base class of every error yonder throws on purpose. `code` is stable; `message` is
+ * for people and names no command of any front end. Each class has its own marker
+ * (`Symbol.for('yonder.error.<Name>')`, the base `Symbol.for('yonder.error')`), so its
+ * `isInstance` works across duplicated copies of core, and never takes a base for a
+ * subclass, nor one subclass for another (vercel/ai's `ai-sdk-error.ts`).
  */
 export class YonderError extends Error {
-  readonly [marker] = true;
+  readonly [symbol] = true;
   readonly code: YonderErrorCode;
+  /** Structured facts about the error (see `YonderErrorOptions.data`); `{}` when none. */
+  readonly data: Readonly<JsonObject>;
 
   constructor(code: YonderErrorCode, message: string, options: YonderErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'YonderError';
     this.code = code;
+    this.data = options.data ?? {};
   }
 
+  /** Whether `value` is a YonderError (of any class), from this copy of core or another. */
   static isInstance(value: unknown): value is YonderError {
+    return YonderError.hasMarker(value, MARKER);
+  }
+
+  /**
+   * Whether `value` carries the marker `Symbol.for(marker)`, which a class sets on its
+   * instances and its subclasses' instances only.
+   */
+  protected static hasMarker(value: unknown, marker: string): boolean {
+    const key = Symbol.for(marker);
     return (
       typeof value === 'object' &&
       value !== null &&
-      (value as Record<symbol, unknown>)[marker] === true
+      key in value &&
+      (value as Record<symbol, unknown>)[key] === true
     );
   }
 
@@ -67,6 +99,6 @@ export function toYonderError(
   context?: string,
 ): YonderError {
   if (YonderError.isInstance(error)) return error;
-  const text = error instanceof Error ? error.message : String(error);
+  const text = getErrorMessage(error);
   return new YonderError(code, context ? `${context}: ${text}` : text, { cause: error });
 }

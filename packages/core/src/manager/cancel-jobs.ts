@@ -54,6 +54,9 @@ export async function requestCancel(
   }
 }
 
+/** How long after a polite cancel was sent it is not sent again (the forceful one is not held back). */
+export const CANCEL_REPEAT_MS = 5_000;
+
 /** Send the remembered requests again: politely, or forcefully once the profile's grace period is over. */
 export async function repeatCancels(
   context: ManagerContext,
@@ -67,10 +70,14 @@ export async function repeatCancels(
     const grace = (job.profileSnapshot.cancelGraceSeconds ?? 10) * 1000;
     return job.cancel !== null && now - Date.parse(job.cancel.requestedAt) >= grace;
   };
+  // The polite request is repeated at most once per repeat interval: a cancel followed at once
+  // by the refresh that waits for it sends one signal (one scancel), not two.
+  const sentLately = (job: JobRecord): boolean =>
+    job.cancel?.lastSentAt != null && now - Date.parse(job.cancel.lastSentAt) < CANCEL_REPEAT_MS;
   await sendCancel(
     context,
     backend,
-    jobs.filter((job) => !force(job)),
+    jobs.filter((job) => !force(job) && !sentLately(job)),
     backendContext,
     false,
   );
@@ -88,7 +95,11 @@ export async function sendCancel(
   if (jobs.length === 0) return;
   let outcomes: ReadonlyMap<string, CancelOutcomeV1>;
   try {
-    outcomes = await backend.cancel(jobs.map(backendJob), backendContext, { force });
+    outcomes = await backend.cancel(
+      jobs.map((job) => backendJob(job, backend)),
+      backendContext,
+      { force },
+    );
   } catch (error) {
     const failure = toYonderError(error, 'E_CANCEL_FAILED').toJSON();
     outcomes = new Map(jobs.map((job) => [job.id, { kind: 'failed', error: failure } as const]));

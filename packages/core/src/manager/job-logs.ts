@@ -83,7 +83,7 @@ export async function readJobLog(
     return { exists: false, data: Buffer.alloc(0), start: 0, offset: 0, size: 0 };
   }
   return backend.readLog(
-    backendJob(job),
+    backendJob(job, backend),
     options,
     await context.backendContext(job.profileSnapshot, backend),
   );
@@ -182,7 +182,12 @@ class LogSession {
    * time, and the tail to keep. `from` is where the range starts in them, when it does.
    */
   private async probe(range: LogRange): Promise<{ chunk: LogChunkV1; from?: number } | undefined> {
-    if (range.kind === 'all' || (range.kind === 'bytes' && range.count > LOG_TAIL_BYTES))
+    // Nothing asked for (the size only), or more than the last 64 KiB: one read from the backend.
+    if (
+      range.kind === 'all' ||
+      range.count === 0 ||
+      (range.kind === 'bytes' && range.count > LOG_TAIL_BYTES)
+    )
       return undefined;
     const chunk = await readJobLog(this.context, this.job, {
       tailBytes: LOG_TAIL_BYTES,
@@ -199,13 +204,13 @@ class LogSession {
   }
 
   /** Write `range` of the log as it is now. */
-  async begin(range: LogRange, refreshWhenMissing = true): Promise<LogResult> {
+  async begin(range: LogRange): Promise<LogResult> {
     const probe = await this.probe(range);
     let chunk: LogChunkV1;
     let start: number;
     if (probe?.from !== undefined) {
       chunk = probe.chunk;
-      if (!chunk.exists) return this.missing(chunk, refreshWhenMissing);
+      if (!chunk.exists) return this.missing(chunk);
       start = chunk.start + probe.from;
       await this.hand(chunk, probe.from);
     } else {
@@ -213,7 +218,7 @@ class LogSession {
         ...rangeOptions(range),
         maxBytes: this.chunkBytes,
       });
-      if (!chunk.exists) return this.missing(chunk, refreshWhenMissing);
+      if (!chunk.exists) return this.missing(chunk);
       start = chunk.start;
       await this.hand(chunk);
     }
@@ -251,9 +256,8 @@ class LogSession {
     }
   }
 
-  /** There is no log: say why (refreshing the job first, unless just done). */
-  async missing(chunk: LogChunkV1, refresh = true): Promise<LogResult> {
-    if (refresh && !isTerminal(this.job.state)) await this.refresh();
+  /** There is no log: say why, by the job's state as last seen. */
+  missing(chunk: LogChunkV1): LogResult {
     const { message, gone } = missingLogMessage(this.job, chunk.message);
     return { job: this.job, exists: false, start: 0, end: 0, size: 0, message, gone };
   }
@@ -366,7 +370,7 @@ export async function followJobLog(
       try {
         if (!session.begun) {
           // The log appeared after following began: all of it is new.
-          const begun = await session.begin({ kind: 'all' }, false);
+          const begun = await session.begin({ kind: 'all' });
           if (!begun.exists) {
             outcome = begun;
             if (begun.gone) return 'done';

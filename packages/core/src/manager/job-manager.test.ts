@@ -385,3 +385,70 @@ describe('JobManager waits on its injected clock', () => {
     expect(backend.polls.length - polls).toBe(1);
   });
 });
+
+describe('poll sharing never hides a newer state', () => {
+  it('a refresh right after another one polls again, and covers every job of the target', async () => {
+    // No minPollIntervalMs override: the rule holds with the defaults.
+    const manager = new JobManager({
+      store,
+      registry: createRegistry({ backends: [backend] }),
+      stateDirectory: '/tmp',
+    });
+    const a = await manager.submit({ argv: ['true'] }, { profile: 'q' });
+    const b = await manager.submit({ argv: ['sleep', '300'] }, { profile: 'q' });
+    backend.observe = (job) =>
+      job.id === a.id
+        ? { kind: 'found', state: 'running', nativeState: 'RUNNING', source: 'queue' }
+        : { kind: 'found', state: 'running', nativeState: 'RUNNING', source: 'queue' };
+    await manager.refresh({ ids: [b.id] });
+    expect(backend.polls.at(-1)?.sort()).toEqual([a.id, b.id].sort());
+    // a ends; the very next status of a must see it, however soon after the last poll.
+    backend.observe = (job) =>
+      job.id === a.id
+        ? {
+            kind: 'found',
+            state: 'succeeded',
+            nativeState: 'COMPLETED',
+            exitCode: 0,
+            source: 'queue',
+          }
+        : { kind: 'found', state: 'running', nativeState: 'RUNNING', source: 'queue' };
+    const polls = backend.polls.length;
+    expect((await manager.status([a.id]))[0]?.state).toBe('succeeded');
+    expect(backend.polls.length).toBe(polls + 1);
+  });
+
+  it('refreshes at the same moment share the one poll that completes after they began', async () => {
+    const manager = makeManager();
+    await manager.submit({ argv: ['true'] }, { profile: 'q' });
+    backend.pollDelayMs = 100;
+    const polls = backend.polls.length;
+    await Promise.all([manager.refresh(), manager.refresh(), manager.refresh()]);
+    expect(backend.polls.length).toBe(polls + 1);
+  });
+});
+
+describe('cancel', () => {
+  it('sends one polite request per job, not one more from the refresh that waits for it', async () => {
+    const manager = makeManager({ sleep: instantSleep });
+    const job = await manager.submit({ argv: ['sleep', '300'] }, { profile: 'q' });
+    let cancelled = false;
+    backend.observe = () =>
+      cancelled
+        ? { kind: 'found', state: 'cancelled', nativeState: 'CANCELLED', source: 'queue' }
+        : { kind: 'found', state: 'running', nativeState: 'RUNNING', source: 'queue' };
+    const cancel = backend.cancel.bind(backend);
+    backend.cancel = async (jobs, context, options) => {
+      const outcome = await cancel(jobs, context, options);
+      // The scheduler takes a few polls to show the job cancelled.
+      setTimeout(() => {
+        cancelled = true;
+      }, 0);
+      return outcome;
+    };
+    await manager.cancel([job.id], { waitMs: 3_000 });
+    expect(backend.cancels.filter((call) => call.ids.includes(job.id) && !call.force)).toHaveLength(
+      1,
+    );
+  });
+});

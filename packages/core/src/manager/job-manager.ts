@@ -17,6 +17,7 @@ import {
   streamJobLog,
 } from './job-logs.js';
 import { type ManagerContext, reread } from './manager-context.js';
+import { backendOptions } from './profile-options.js';
 import { checkProfile, readProfile, saveProfile, validateProfile } from './profiles.js';
 import { type RefreshOptions, refreshJobs } from './refresh-jobs.js';
 import { resolveJob, resolveJobs } from './resolve-job.js';
@@ -24,6 +25,7 @@ import { submitJobs } from './submit-jobs.js';
 import { TransportCache } from './transport-cache.js';
 import { type WaitOptions, waitForCancelled, waitForJobs } from './wait-for-jobs.js';
 import { type Backoff, timerSleep } from './wait-loop.js';
+import { type JobWatch, type WatchJobsOptions, watchJobs } from './watch-jobs.js';
 
 export type { LogOptions, LogRange, LogResult, LogWriter } from './job-logs.js';
 export { BUILTIN_LOCAL_PROFILE } from './profiles.js';
@@ -55,7 +57,10 @@ export interface JobManagerOptions {
    */
   backoff?: Partial<Backoff>;
   policy?: StatePolicy;
-  /** Polls of one target closer together than this are shared, not repeated. Default 1000 ms. */
+  /**
+   * @deprecated Ignored. A refresh shares another process's poll of the same target only when
+   * that poll completes after the refresh began; otherwise it polls (one command per target).
+   */
   minPollIntervalMs?: number;
   /** The longest one poll may hold its lease. Default 120 s. */
   leaseTtlMs?: number;
@@ -112,12 +117,12 @@ export class JobManager {
       backoff: { ...DEFAULT_BACKOFF, ...options.backoff },
       cancelBackoff: { ...DEFAULT_CANCEL_BACKOFF, ...options.backoff },
       policy: options.policy ?? DEFAULT_STATE_POLICY,
-      minPollIntervalMs: options.minPollIntervalMs ?? 1000,
       leaseTtlMs: options.leaseTtlMs ?? 120_000,
       resolveBackend: options.resolveBackend ?? (async (id) => registry.backend(id)),
       resolveTransport,
       async backendContext(profile, backend) {
-        return { transport: await transports.get(profile, backend), stateDirectory };
+        const options = backendOptions(backend, profile);
+        return { transport: await transports.get(profile, backend), options, stateDirectory };
       },
     };
   }
@@ -315,6 +320,15 @@ export class JobManager {
    */
   async follow(reference: string, write: LogWriter, options: LogOptions = {}): Promise<LogResult> {
     return followJobLog(this.context, await this.resolve(reference), write, options);
+  }
+
+  /**
+   * Every change to the ledger's jobs, made by this process or any other sharing the ledger:
+   * created, state changed, poll failed, log grew (with `logSizes`). Refreshes go through this
+   * manager, one shared poll per target. End it with `options.signal` or the watch's `close()`.
+   */
+  watch(options: WatchJobsOptions = {}): JobWatch {
+    return watchJobs(this, options);
   }
 
   async close(): Promise<void> {

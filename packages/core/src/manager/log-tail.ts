@@ -109,6 +109,8 @@ export async function saveLogTail(
   job: JobRecord,
   piece: LogPiece,
 ): Promise<void> {
+  // An empty read (the size only) adds nothing, and must not replace what was kept.
+  if (piece.data.length === 0) return;
   const at = context.now().toISOString();
   const unchanged = (kept: LogTail | null | undefined): boolean => {
     const next = mergeLogTail(kept, piece, at);

@@ -1,4 +1,6 @@
 /** Profiles as the job manager handles them: validated against the common fields, the backend's schema and checks and the transport's schema; saved; looked up; checked against their target. */
+
+import { getErrorMessage } from '../errors/get-error-message.js';
 import { assertValid, type ValidationIssue } from '../errors/validation-error.js';
 import { YonderError } from '../errors/yonder-error.js';
 import type { BackendV1, ProbeReportV1 } from '../spec/backend/v1/backend-v1.js';
@@ -27,11 +29,11 @@ export async function validateProfile(
   try {
     backend = await context.resolveBackend(profile.backend, profile);
   } catch (error) {
-    return [{ path: 'backend', message: (error as Error).message }];
+    return [{ path: 'backend', message: getErrorMessage(error) }];
   }
   const result = checkSchema(backend.optionsSchema, profile.options ?? {}, 'options');
   if (backend.capabilities.host === 'required' && !profile.host) {
-    result.push({ path: 'host', message: `the ${backend.id} backend needs a host (--host)` });
+    result.push({ path: 'host', message: `the ${backend.id} backend needs a host` });
   }
   result.push(...(await transportIssues(context, profile, backend)));
   result.push(...backend.validateProfile(profile));
@@ -51,7 +53,7 @@ async function transportIssues(
       ? checkSchema(factory.optionsSchema, profile.transportOptions ?? {}, 'transportOptions')
       : [];
   } catch (error) {
-    return [{ path: 'transport', message: (error as Error).message }];
+    return [{ path: 'transport', message: getErrorMessage(error) }];
   }
 }
 
@@ -83,9 +85,13 @@ export async function readProfile(context: ManagerContext, name: string): Promis
     'local',
     ...profiles.map((p) => p.name).filter((n) => n.toLowerCase() !== 'local'),
   ];
+  // How to create one is for the front end to say (the CLI names `yonder profile add`).
   throw new YonderError(
     'E_NO_SUCH_PROFILE',
-    `No profile named "${name}". Profiles: ${names.join(', ')}. Create one with: yonder profile add ${name} --backend BACKEND`,
+    `No profile named "${name}". Profiles: ${names.join(', ')}.`,
+    {
+      data: { profile: name, profiles: names },
+    },
   );
 }
 

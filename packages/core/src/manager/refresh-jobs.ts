@@ -39,11 +39,18 @@ export async function refreshJobs(
   context: ManagerContext,
   options: RefreshOptions = {},
 ): Promise<{ problems: StoreProblemV1[] }> {
+  // A poll shared with another process counts only if it completed after this moment.
+  const begun = Date.now();
   const { jobs, problems } = await context.store.listJobs({ activeOnly: true });
   const wanted = options.ids ? new Set(options.ids) : null;
+  // Asked for some jobs, poll every active job of their targets: still one command per
+  // target, and the poll then covers whatever another process sharing it asked about.
+  const targets = wanted
+    ? new Set(jobs.filter((job) => wanted.has(job.id)).map((job) => `${job.backend}|${job.target}`))
+    : null;
   const groups = new Map<string, { backend: BackendV1; jobs: JobRecord[] }>();
   for (const job of jobs) {
-    if (wanted && !wanted.has(job.id)) continue;
+    if (targets && !targets.has(`${job.backend}|${job.target}`)) continue;
     let backend: BackendV1;
     try {
       backend = await context.resolveBackend(job.backend, job.profileSnapshot);
@@ -61,7 +68,7 @@ export async function refreshJobs(
   }
   await Promise.all(
     [...groups.entries()].map(([key, group]) =>
-      refreshTarget(context, key, group.backend, group.jobs, options.force ?? false),
+      refreshTarget(context, key, group.backend, group.jobs, options.force ?? false, begun),
     ),
   );
   return { problems };
@@ -73,20 +80,23 @@ async function refreshTarget(
   backend: BackendV1,
   jobs: JobRecord[],
   force: boolean,
+  begun: number,
 ): Promise<void> {
   const leaseKey = `poll-${sha256(key).slice(0, 24)}`;
-  const lease = await context.store.tryLease(leaseKey, context.leaseTtlMs);
-  if (!lease) {
-    // Another process is polling this target right now: its results are ours too.
-    await context.store.waitForLease(leaseKey, context.leaseTtlMs);
-    return;
+  const after = (completedAt: string | null): boolean =>
+    completedAt !== null && Date.parse(completedAt) > begun;
+  let lease = await context.store.tryLease(leaseKey, context.leaseTtlMs);
+  // Another process is polling this target: its poll covers every active job of the target,
+  // so it is ours too if it completes after we began asking. One that completed earlier
+  // may predate a change we are asking about: then we poll ourselves.
+  for (let attempt = 0; !lease && attempt < 3; attempt += 1) {
+    if (after(await context.store.waitForLease(leaseKey, context.leaseTtlMs)) && !force) return;
+    lease = await context.store.tryLease(leaseKey, context.leaseTtlMs);
   }
+  if (!lease) return;
   let completed = false;
   try {
-    if (!force && lease.lastCompletedAt) {
-      const age = context.now().getTime() - Date.parse(lease.lastCompletedAt);
-      if (age >= 0 && age < context.minPollIntervalMs) return;
-    }
+    if (!force && after(lease.lastCompletedAt)) return;
     // The listing was made just before the lease was taken; every write below re-applies
     // its change to the record as it is then, so nothing another process wrote is lost.
     const active = jobs.filter((job) => !isTerminal(job.state));
@@ -174,7 +184,10 @@ async function pollJobs(
   if (jobs.length === 0) return [];
   let observations: ReadonlyMap<string, ObservationV1>;
   try {
-    observations = await backend.poll(jobs.map(backendJob), backendContext);
+    observations = await backend.poll(
+      jobs.map((job) => backendJob(job, backend)),
+      backendContext,
+    );
   } catch (error) {
     const failure = toYonderError(error, 'E_SCHEDULER_UNAVAILABLE');
     observations = new Map(

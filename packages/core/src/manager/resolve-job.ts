@@ -20,10 +20,10 @@ export async function resolveJob(store: StoreV1, reference: string): Promise<Job
   if (exact) return exact;
   const ids = await store.findJobIds(id);
   if (ids.length === 0) {
-    throw new YonderError(
-      'E_NO_SUCH_JOB',
-      `No job matches "${reference}". "yonder list --all" shows every job.`,
-    );
+    // Which jobs exist is for the front end to show (the CLI names `yonder list --all`).
+    throw new YonderError('E_NO_SUCH_JOB', `No job matches "${reference}".`, {
+      data: { reference },
+    });
   }
   if (ids.length > 1) {
     throw new YonderError(

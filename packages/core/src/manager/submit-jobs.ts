@@ -52,16 +52,25 @@ export async function submitJobs(
     specs.length === 1 ? 'The job cannot be submitted' : 'The jobs cannot be submitted',
     issues,
   );
+  // The transport is found, and the options checked, before anything is written: a profile
+  // whose transport is missing or whose options do not fit leaves no record behind.
+  const backendContext = await context.backendContext(profile, backend);
   const prepared: Array<{ record: JobRecord; request: SubmitRequestV1 }> = [];
   for (const spec of specs) {
-    const { record, settingsText } = newRecord(context, spec, profile, backend);
+    const { record, settingsText } = newRecord(
+      context,
+      spec,
+      profile,
+      backend,
+      backendContext.options,
+    );
     await context.store.createJob(record);
     prepared.push({ record, request: submitRequest(record, spec.secrets ?? {}, settingsText) });
   }
   const outcomes = await askBackend(
     backend,
     prepared.map((entry) => entry.request),
-    await context.backendContext(profile, backend),
+    backendContext,
   );
   const records: JobRecord[] = [];
   let firstError: YonderError | null = null;
@@ -139,6 +148,7 @@ function newRecord(
   spec: JobSpec,
   profile: Profile,
   backend: BackendV1,
+  options: JsonObject,
 ): { record: JobRecord; settingsText?: string } {
   const now = context.now().toISOString();
   let settingsText: string | undefined;
@@ -155,7 +165,7 @@ function newRecord(
     name: spec.name ?? basename(spec.argv[0] as string),
     profile: profile.name,
     backend: backend.id,
-    target: backend.targetKey(profile),
+    target: backend.targetKey(profile, options),
     state: 'submitting',
     nativeState: null,
     exitCode: null,
@@ -197,6 +207,7 @@ function recordSubmitFailure(
   backend: BackendV1,
 ): Promise<JobRecord> {
   const unknownOutcome = failure.code === 'E_TIMEOUT' || failure.code === 'E_TRANSPORT';
+  const refused = failure.code === 'E_SUBMIT_REFUSED';
   return context.store.updateJob(id, (job) => {
     const base: JobRecord = {
       ...job,
@@ -210,8 +221,12 @@ function recordSubmitFailure(
       'failed',
       {
         source: 'submit',
-        reason: unknownOutcome ? 'submit-outcome-unknown' : 'submit-failed',
-        failureKind: 'infrastructure',
+        reason: unknownOutcome
+          ? 'submit-outcome-unknown'
+          : refused
+            ? 'submit-refused'
+            : 'submit-failed',
+        failureKind: refused ? 'submission' : 'infrastructure',
       },
       context.now(),
     );

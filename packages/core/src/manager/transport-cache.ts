@@ -6,6 +6,7 @@ import type { TransportFactoryV1 } from '../spec/transport/v1/transport-factory-
 import type { TransportV1 } from '../spec/transport/v1/transport-v1.js';
 import { chooseTransport } from './choose-transport.js';
 import { normaliseProfile } from './normalise-profile.js';
+import { transportOptions } from './profile-options.js';
 
 /** JSON with object keys in order, so equal options always give the same text. */
 function canonicalJson(value: unknown): string {
@@ -38,9 +39,10 @@ export class TransportCache {
   ) {}
 
   /**
-   * The transport that reaches a profile's target, made on first use (by the factory the
-   * registry has for the chosen id).
-   * @throws NoSuchPluginError for an unknown transport; what the factory throws.
+   * The transport that reaches a profile's target, made on first use by the factory the
+   * registry has for the chosen id, from the profile and its checked `transportOptions`.
+   * @throws NoSuchPluginError for an unknown transport; ValidationError `E_INVALID_PROFILE`
+   *   for options that do not fit the transport's schema; what the factory throws.
    */
   get(input: Profile, backend: BackendV1): Promise<TransportV1> {
     const profile = normaliseProfile(input);
@@ -48,7 +50,9 @@ export class TransportCache {
     const key = transportKey(id, profile);
     let transport = this.transports.get(key);
     if (!transport) {
-      transport = this.resolve(id, profile).then((factory) => factory(profile));
+      transport = this.resolve(id, profile).then((factory) =>
+        factory(profile, transportOptions(id, factory, profile)),
+      );
       this.transports.set(key, transport);
       // A factory that failed is asked again next time, not remembered as failed.
       transport.catch(() => {

@@ -343,3 +343,28 @@ describe('profiles an older version stored with an ssh field', () => {
     expect(polledProfiles.at(-1)?.transportOptions).toEqual({ tag: 'legacy', verbose: true });
   });
 });
+
+describe('a registry without transports', () => {
+  it('has the built-in local transport, so the local backend works with nothing else', async () => {
+    const registry = createRegistry({ backends: [relayBackend()] });
+    expect(registry.list().transports.map((entry) => entry.id)).toEqual(['local']);
+    const manager = new JobManager({ store: createMemoryStore(), registry, stateDirectory: '/' });
+    await manager.saveProfile({ name: 'here', backend: 'relay' });
+    const job = await manager.submit({ argv: ['true'] }, { profile: 'here' });
+    expect(job.state).toBe('running');
+    expect(job.externalId).toBe(`job-${job.id}`);
+    await manager.close();
+  });
+
+  it('refuses a submit whose transport is missing before any record is written', async () => {
+    const store = createMemoryStore();
+    const registry = createRegistry({ backends: [relayBackend()] });
+    const manager = new JobManager({ store, registry, stateDirectory: '/' });
+    await store.saveProfile({ name: 'far', backend: 'relay', transport: 'nowhere' });
+    await expect(manager.submit({ argv: ['true'] }, { profile: 'far' })).rejects.toMatchObject({
+      code: 'E_NO_SUCH_TRANSPORT',
+    });
+    expect((await store.listJobs({})).jobs).toEqual([]);
+    await manager.close();
+  });
+});

@@ -1,14 +1,48 @@
+/** A backend's probe report, cached in memory and in the state directory's private cache/. */
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { UntrustedPathError } from '../errors/untrusted-path-error.js';
+import { parseJson } from '../json/parse-json.js';
 import type { ProbeReportV1 } from '../spec/backend/v1/backend-v1.js';
+import { checkTrustedPath, ensureTrustedDirectory } from '../trust/check-trusted-path.js';
+import { readPrivateFile, writePrivateFileAtomic } from '../trust/private-files.js';
 
 const memory = new Map<string, { at: number; report: ProbeReportV1 }>();
+/** A probe report is a few facts; anything larger is not one of ours. */
+const MAX_CACHE_BYTES = 256 * 1024;
+const TRUST = { role: 'the probe cache', type: 'directory' } as const;
+
+function readCached(file: string): { at: number; report: ProbeReportV1 } | null {
+  let text: string | undefined;
+  try {
+    text = readPrivateFile(file, MAX_CACHE_BYTES);
+  } catch {
+    return null; // a link, another owner, too large: not ours, so not used
+  }
+  if (text === undefined) return null;
+  const parsed = parseJson(text);
+  if (!parsed.ok) return null;
+  const value = parsed.value as { at?: unknown; report?: { ok?: unknown } } | null;
+  if (
+    typeof value !== 'object' ||
+    value === null ||
+    typeof value.at !== 'number' ||
+    typeof value.report !== 'object' ||
+    value.report === null ||
+    value.report.ok !== true
+  )
+    return null;
+  return value as { at: number; report: ProbeReportV1 };
+}
 
 /**
  * A backend's probe (what the target is: versions, home directory…), cached in memory and
  * under `<state>/cache/` for `ttlMs`, so that each short-lived `yonder` process does not
- * ask again. Only successful probes are written to disk.
+ * ask again. Only successful probes are written to disk. The cache directory is checked as
+ * the state directory is (the user's, 0700); entries are read without following links and
+ * replaced through a temporary file, so a link planted there is never written through.
+ * An entry from the future (a clock stepped back) is not fresh.
+ * @throws UntrustedPathError when the cache directory is not the user's own.
  */
 export async function cachedProbe(
   stateDirectory: string,
@@ -17,25 +51,22 @@ export async function cachedProbe(
   fresh: boolean,
   probe: () => Promise<ProbeReportV1>,
 ): Promise<ProbeReportV1> {
+  const directory = join(stateDirectory, 'cache');
   const file = join(
-    stateDirectory,
-    'cache',
+    directory,
     `probe-${createHash('sha256').update(key).digest('hex').slice(0, 20)}.json`,
   );
+  const isFresh = (at: number): boolean => {
+    const age = Date.now() - at;
+    return age >= 0 && age < ttlMs;
+  };
   if (!fresh) {
     const cached = memory.get(file);
-    if (cached && Date.now() - cached.at < ttlMs) return cached.report;
-    try {
-      const stored = JSON.parse(readFileSync(file, 'utf8')) as {
-        at: number;
-        report: ProbeReportV1;
-      };
-      if (Date.now() - stored.at < ttlMs && stored.report.ok) {
-        memory.set(file, stored);
-        return stored.report;
-      }
-    } catch {
-      /* nothing cached */
+    if (cached && isFresh(cached.at)) return cached.report;
+    const stored = checkTrustedPath(directory, TRUST) ? readCached(file) : null;
+    if (stored && isFresh(stored.at)) {
+      memory.set(file, stored);
+      return stored.report;
     }
   }
   const report = await probe();
@@ -43,10 +74,12 @@ export async function cachedProbe(
   memory.set(file, entry);
   if (report.ok) {
     try {
-      mkdirSync(join(stateDirectory, 'cache'), { recursive: true, mode: 0o700 });
-      writeFileSync(file, JSON.stringify(entry), { mode: 0o600 });
-    } catch {
-      /* the cache only saves time */
+      ensureTrustedDirectory(directory, TRUST);
+      writePrivateFileAtomic(file, JSON.stringify(entry));
+    } catch (error) {
+      // The cache only saves time: a full or read-only disk is no reason to fail. A cache
+      // directory someone else controls is, and says so.
+      if (UntrustedPathError.isInstance(error)) throw error;
     }
   }
   return report;

@@ -131,8 +131,13 @@ describe('readProcessIdentity and isProcessAlive', () => {
   });
 
   it('says a zombie is not alive', async () => {
-    // The inner sh exits; its parent becomes `sleep` (exec'd), which never reaps it.
-    const { line } = await startWithLine(['sh', '-c', 'sh -c "exit 0" & echo $!; exec sleep 30']);
+    // The inner sh exits once its parent has become `sleep` (exec'd), which never reaps it;
+    // exiting earlier could let the outer sh reap it before the exec.
+    const { line } = await startWithLine([
+      'sh',
+      '-c',
+      'sh -c \'while [ "$(cat /proc/$PPID/comm)" != sleep ]; do :; done\' & echo $!; exec sleep 30',
+    ]);
     const pid = Number(line);
     await until(() => readProcessStat(pid)?.state === 'Z', 5_000, 'the process to be a zombie');
     const identity = readProcessIdentity(pid);

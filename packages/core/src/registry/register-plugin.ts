@@ -1,4 +1,5 @@
 /** Registering a plugin package: its createYonderPlugin checked for shape and contract version, then everything it provides added to the registry. */
+import { getErrorMessage } from '../errors/get-error-message.js';
 import { UnsupportedVersionError } from '../errors/unsupported-version-error.js';
 import { YonderError } from '../errors/yonder-error.js';
 import type { PluginV1 } from '../spec/plugin/v1/plugin-v1.js';
@@ -36,7 +37,7 @@ export function registerPlugin(
   try {
     plugin = factory(options) as PluginV1;
   } catch (error) {
-    throw fail(origin, `createYonderPlugin failed: ${(error as Error).message}`, error);
+    throw fail(origin, `createYonderPlugin failed: ${getErrorMessage(error)}`, error);
   }
   if (typeof plugin !== 'object' || plugin === null)
     throw fail(origin, 'createYonderPlugin did not return an object.');
@@ -65,7 +66,7 @@ export function registerPlugin(
     for (const [id, factoryOf] of Object.entries(plugin.stores ?? {}))
       registry.addStore(id, factoryOf, origin);
   } catch (error) {
-    throw fail(origin, (error as Error).message, error);
+    throw fail(origin, getErrorMessage(error), error);
   }
   return plugin;
 }

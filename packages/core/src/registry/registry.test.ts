@@ -3,14 +3,11 @@ import { describe, expect, it } from 'vitest';
 import { NoSuchPluginError } from '../errors/no-such-plugin-error.js';
 import { toYonderError, YonderError } from '../errors/yonder-error.js';
 import type { BackendV1 } from '../spec/backend/v1/backend-v1.js';
+import type { StoreFactoryV1 } from '../spec/store/v1/store-factory-v1.js';
 import type { StoreV1 } from '../spec/store/v1/store-v1.js';
+import type { TransportFactoryV1 } from '../spec/transport/v1/transport-factory-v1.js';
 import type { TransportV1 } from '../spec/transport/v1/transport-v1.js';
-import {
-  assertBackend,
-  createRegistry,
-  type StoreFactory,
-  type TransportFactory,
-} from './registry.js';
+import { assertBackend, createRegistry } from './registry.js';
 
 function fakeBackend(id: string, overrides: Record<string, unknown> = {}): BackendV1 {
   return {
@@ -35,8 +32,8 @@ function fakeBackend(id: string, overrides: Record<string, unknown> = {}): Backe
   } as unknown as BackendV1;
 }
 
-const transportFactory: TransportFactory = () => ({}) as TransportV1;
-const storeFactory: StoreFactory = () => ({}) as StoreV1;
+const transportFactory: TransportFactoryV1 = () => ({}) as TransportV1;
+const storeFactory: StoreFactoryV1 = () => ({}) as StoreV1;
 
 function thrown(fn: () => unknown): YonderError {
   try {
@@ -184,14 +181,14 @@ describe('duplicate ids', () => {
   // unlike addBackend: a plugin can replace the built-in "local" or "ssh" transport unnoticed.
   it('refuses a second transport with the same id and keeps the first', () => {
     const registry = createRegistry({ transports: { ssh: transportFactory } });
-    const other: TransportFactory = () => ({}) as TransportV1;
+    const other: TransportFactoryV1 = () => ({}) as TransportV1;
     expect(() => registry.addTransport('ssh', other)).toThrow(/ssh/);
     expect(registry.transport('ssh')).toBe(transportFactory);
   });
 
   it('refuses a second store with the same id and keeps the first', () => {
     const registry = createRegistry({ stores: { fs: storeFactory } });
-    const other: StoreFactory = () => ({}) as StoreV1;
+    const other: StoreFactoryV1 = () => ({}) as StoreV1;
     expect(() => registry.addStore('fs', other)).toThrow(/fs/);
     expect(registry.store('fs')).toBe(storeFactory);
   });
@@ -199,9 +196,9 @@ describe('duplicate ids', () => {
   it('refuses a transport or store that is not a function', () => {
     const registry = createRegistry();
     expect(
-      thrown(() => registry.addTransport('x', 'nope' as unknown as TransportFactory)).code,
+      thrown(() => registry.addTransport('x', 'nope' as unknown as TransportFactoryV1)).code,
     ).toBe('E_INTERNAL');
-    expect(thrown(() => registry.addStore('x', {} as unknown as StoreFactory)).code).toBe(
+    expect(thrown(() => registry.addStore('x', {} as unknown as StoreFactoryV1)).code).toBe(
       'E_INTERNAL',
     );
   });
@@ -209,14 +206,14 @@ describe('duplicate ids', () => {
   it('keeps a transport factory’s options schema, and refuses one that is not a schema', () => {
     const registry = createRegistry();
     const schema = Type.Object({ tag: Type.String() }, { additionalProperties: false });
-    const withSchema: TransportFactory = Object.assign(() => ({}) as TransportV1, {
+    const withSchema: TransportFactoryV1 = Object.assign(() => ({}) as TransportV1, {
       optionsSchema: schema,
     });
     registry.addTransport('tagged', withSchema);
     expect(registry.transport('tagged').optionsSchema).toBe(schema);
     const broken = Object.assign(() => ({}) as TransportV1, { optionsSchema: 'strict' });
     const error = thrown(() =>
-      registry.addTransport('broken', broken as unknown as TransportFactory),
+      registry.addTransport('broken', broken as unknown as TransportFactoryV1),
     );
     expect(error.code).toBe('E_INTERNAL');
     expect(error.message).toContain('"broken"');

@@ -5,14 +5,10 @@ import { YonderError } from '../errors/yonder-error.js';
 import type { BackendV1 } from '../spec/backend/v1/backend-v1.js';
 import type { StoreFactoryV1 } from '../spec/store/v1/store-factory-v1.js';
 import type { TransportFactoryV1 } from '../spec/transport/v1/transport-factory-v1.js';
+import { createLocalTransport } from '../transport/local-transport.js';
 import { PLUGIN_ID_PATTERN } from '../validation/validate-fields.js';
 
 export const SUPPORTED_SPECIFICATION_VERSIONS = ['v1'] as const;
-
-/** The transport factory contract (`TransportFactoryV1`), under the registry's name for it. */
-export type TransportFactory = TransportFactoryV1;
-/** The store factory contract (`StoreFactoryV1`), under the registry's name for it. */
-export type StoreFactory = StoreFactoryV1;
 
 /** Where a plugin came from, for `yonder plugins` and error messages. */
 export interface PluginOrigin {
@@ -22,18 +18,18 @@ export interface PluginOrigin {
 
 export interface RegistryEntries {
   backends?: readonly BackendV1[];
-  transports?: Readonly<Record<string, TransportFactory>>;
-  stores?: Readonly<Record<string, StoreFactory>>;
+  transports?: Readonly<Record<string, TransportFactoryV1>>;
+  stores?: Readonly<Record<string, StoreFactoryV1>>;
 }
 
 export interface Registry {
   backend(id: string): BackendV1;
-  transport(id: string): TransportFactory;
-  store(id: string): StoreFactory;
+  transport(id: string): TransportFactoryV1;
+  store(id: string): StoreFactoryV1;
   /** Add a backend (e.g. a plugin's) after creation. Checks its shape and contract version. */
   addBackend(backend: BackendV1, origin?: PluginOrigin): void;
-  addTransport(id: string, factory: TransportFactory, origin?: PluginOrigin): void;
-  addStore(id: string, factory: StoreFactory, origin?: PluginOrigin): void;
+  addTransport(id: string, factory: TransportFactoryV1, origin?: PluginOrigin): void;
+  addStore(id: string, factory: StoreFactoryV1, origin?: PluginOrigin): void;
   list(): {
     backends: Array<{ id: string; specificationVersion: string; origin?: PluginOrigin }>;
     transports: Array<{ id: string; origin?: PluginOrigin }>;
@@ -88,12 +84,13 @@ export function assertBackend(value: unknown, what = 'The backend'): asserts val
 
 /**
  * The map from string ids to plugins. An unknown id is an error that lists what is available
- * (and, when known, which package to install).
+ * (and, when known, which package to install). The built-in `local` transport is always
+ * registered, unless the entries give their own.
  */
 export function createRegistry(entries: RegistryEntries = {}): Registry {
   const backends = new Map<string, { backend: BackendV1; origin?: PluginOrigin }>();
-  const transports = new Map<string, { factory: TransportFactory; origin?: PluginOrigin }>();
-  const stores = new Map<string, { factory: StoreFactory; origin?: PluginOrigin }>();
+  const transports = new Map<string, { factory: TransportFactoryV1; origin?: PluginOrigin }>();
+  const stores = new Map<string, { factory: StoreFactoryV1; origin?: PluginOrigin }>();
   const hints = new Map<string, string>();
 
   const registry: Registry = {
@@ -181,6 +178,8 @@ export function createRegistry(entries: RegistryEntries = {}): Registry {
   for (const backend of entries.backends ?? []) registry.addBackend(backend);
   for (const [id, factory] of Object.entries(entries.transports ?? {}))
     registry.addTransport(id, factory);
+  // The built-in local transport is always there (a registry may give its own instead).
+  if (!transports.has('local')) registry.addTransport('local', () => createLocalTransport());
   for (const [id, factory] of Object.entries(entries.stores ?? {})) registry.addStore(id, factory);
   return registry;
 }

@@ -1,5 +1,13 @@
 import { spawnSync } from 'node:child_process';
-import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  chmodSync,
+  mkdirSync,
+  mkdtempSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { logBytes as arbitraryLog, referenceTail } from '@yonder/test-helpers';
@@ -175,7 +183,36 @@ describe('readRemoteLog on this machine', () => {
     expect(await readLogFile(join(scratch, 'none'), { offset: 0 })).toMatchObject({
       exists: false,
     });
-    expect(await readLogFile(scratch, { offset: 0 })).toMatchObject({ exists: false });
+  });
+
+  it('both refuse a log in a directory that is not private, a link, or a directory', async () => {
+    const open = mkdtempSync(join(tmpdir(), 'yonder-remote-log-open-'));
+    try {
+      chmodSync(open, 0o755);
+      const shared = join(open, 'job.log');
+      writeFileSync(shared, 'theirs\n');
+      const link = join(scratch, 'link.log');
+      symlinkSync(shared, link);
+      const directory = join(scratch, 'a-directory');
+      mkdirSync(directory);
+      for (const [path, why] of [
+        [shared, 'is not a private job directory of yours'],
+        [link, 'it is not a regular file'],
+        [directory, 'it is not a regular file'],
+      ] as const) {
+        for (const read of [
+          () => readLogFile(path, { offset: 0 }),
+          () => readLogByScript(scripted, path, { offset: 0 }),
+        ]) {
+          await expect(read()).rejects.toMatchObject({
+            code: 'E_LOG_UNAVAILABLE',
+            message: expect.stringContaining(why),
+          });
+        }
+      }
+    } finally {
+      rmSync(open, { recursive: true, force: true });
+    }
   });
 });
 

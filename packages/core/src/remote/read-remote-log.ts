@@ -3,6 +3,7 @@ import { missingLog, readLogFile } from '../backend/local/read-log-file.js';
 import { YonderError } from '../errors/yonder-error.js';
 import type { LogChunkV1, ReadLogOptionsV1 } from '../spec/backend/v1/backend-v1.js';
 import type { RunResultV1, TransportV1 } from '../spec/transport/v1/transport-v1.js';
+import { PRIVATE_DIRECTORY_FUNCTIONS } from './job-directory-functions.js';
 
 /** What a read returns when `maxBytes` is not given. */
 export const DEFAULT_LOG_READ_BYTES = 1024 * 1024;
@@ -19,11 +20,23 @@ export const DEFAULT_LOG_SCAN_BYTES = 64 * 1024;
  * counting newlines, until the chunk that holds the start of the last N lines; there `tail -n`
  * (POSIX, byte-exact) finds it, on the chunk with one byte that is not a newline added, so a
  * final line without a newline counts as `tail -n` counts it. `LC_ALL=C`: bytes, not characters.
+ * The log is read only inside a private job directory of the user's, entered and checked, by
+ * its relative name and never through a link (exit 23 otherwise): a log another user put in its
+ * place is not shown.
  */
 export const READ_LOG_SCRIPT = `LC_ALL=C; export LC_ALL
 f=$1; mode=$2; n=$3; max=$4; step=$5
-[ -f "$f" ] || { echo MISSING; exit 0; }
-[ -r "$f" ] || { echo "yonder: cannot read $f" >&2; exit 1; }
+if [ ! -e "$f" ] && [ ! -L "$f" ]; then echo MISSING; exit 0; fi
+me=$(id -u)
+${PRIVATE_DIRECTORY_FUNCTIONS}
+dir=\${f%/*}; name=\${f##*/}
+private_dirs 1 "\${dir:-/}"
+if ! enter_private "\${dir:-/}"; then
+  echo "yonder: refusing to read $f: \${dir:-/} is not a private job directory of yours (a real directory, mode 0700, not a link)" >&2; exit 23
+fi
+f=./$name
+if [ -L "$f" ] || [ ! -f "$f" ]; then echo "yonder: refusing to read $1: it is not a regular file (a link, or something else)" >&2; exit 23; fi
+[ -r "$f" ] || { echo "yonder: cannot read $1" >&2; exit 1; }
 size=$(( $(wc -c < "$f") ))
 piece() { tail -c +"$(($1 + 1))" -- "$f" | head -c "$2"; }
 case $mode in

@@ -12,7 +12,13 @@ export type JobState =
   | 'unknown';
 
 /** Whose fault a failure is. */
-export type FailureKind = 'application' | 'infrastructure';
+/**
+ * Whose failure it was: the job's own (`application`: non-zero exit, timeout, out of memory),
+ * the submitter's (`submission`: the target refused the job as asked — an unknown partition,
+ * impossible memory, a missing working directory), or the system's (`infrastructure`: a node
+ * failure, the target unreachable, lost).
+ */
+export type FailureKind = 'application' | 'submission' | 'infrastructure';
 
 /** What a job asks of the scheduler. Backends declare which of these they honour. */
 export interface Resources {
@@ -111,7 +117,12 @@ export interface JobRecord {
   createdAt: string;
   updatedAt: string;
   submittedAt: string | null;
+  /** When the job itself started, as its target recorded it; absent until known. */
+  startedAt?: string | null;
+  /** When the job ended: the end its target recorded when known, else when yonder noticed it. */
   finishedAt: string | null;
+  /** When yonder noticed the job had ended (its poll, or its cancel); absent until then. */
+  noticedAt?: string | null;
   /** The last error met while submitting, polling or cancelling; cleared by a healthy poll. */
   error: { code: string; message: string } | null;
   history: Transition[];

@@ -419,3 +419,42 @@ describe('terminal fields', () => {
     expect(job.finishedAt).toBeNull();
   });
 });
+
+describe('the job’s own times', () => {
+  const started = '2030-01-01T00:00:10.250Z';
+  const ended = '2030-01-01T00:00:40.500Z';
+
+  it('startedAt comes from the target, is kept once known, and needs no state change', () => {
+    const running = sampleJob({ state: 'running', nativeState: 'running' });
+    const seen = applyObservation(running, found('running', 'running', { startedAt: started }), T1);
+    expect(seen).toMatchObject({ state: 'running', startedAt: started });
+    expect(seen.history).toEqual(running.history);
+    const later = applyObservation(
+      seen,
+      found('running', 'running', { startedAt: '2030-01-01T00:00:59.000Z' }),
+      T2,
+    );
+    expect(later.startedAt).toBe(started);
+  });
+
+  it('finishedAt is the end the target recorded; noticedAt is when yonder saw it', () => {
+    const job = applyObservation(
+      sampleJob({ state: 'running' }),
+      found('succeeded', 'exited 0', { exitCode: 0, startedAt: started, endedAt: ended }),
+      T2,
+    );
+    expect(job).toMatchObject({
+      state: 'succeeded',
+      startedAt: started,
+      finishedAt: ended,
+      noticedAt: T2.toISOString(),
+    });
+    expect(Date.parse(job.finishedAt as string) - Date.parse(job.startedAt as string)).toBe(30_250);
+  });
+
+  it('without a recorded end, finishedAt and noticedAt are both when yonder saw it', () => {
+    const job = applyObservation(sampleJob({ state: 'running' }), found('failed', 'FAILED'), T1);
+    expect(job).toMatchObject({ finishedAt: T1.toISOString(), noticedAt: T1.toISOString() });
+    expect(job.startedAt).toBeUndefined();
+  });
+});

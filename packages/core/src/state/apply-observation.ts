@@ -18,6 +18,9 @@ export interface TransitionFields {
   exitCode?: number | null;
   signal?: string | null;
   failureKind?: FailureKind | null;
+  /** When the job itself started and ended (ISO), as its target recorded them. */
+  startedAt?: string;
+  endedAt?: string;
 }
 
 /**
@@ -56,8 +59,11 @@ export function transition(
     next.pendingSince = job.state === 'pending' && job.pendingSince ? job.pendingSince : at;
   else next.pendingSince = null;
   if (fields.reason !== undefined) next.reason = fields.reason;
+  if (fields.startedAt && !job.startedAt) next.startedAt = fields.startedAt;
   if (isTerminal(to)) {
-    next.finishedAt = at;
+    // The job's own end when its target recorded one; when yonder saw it, beside it.
+    next.finishedAt = fields.endedAt ?? at;
+    next.noticedAt = at;
     next.exitCode = fields.exitCode ?? null;
     next.signal = fields.signal ?? null;
     next.failureKind = to === 'failed' ? (fields.failureKind ?? 'application') : null;
@@ -160,6 +166,8 @@ export function applyObservation(
       exitCode: observation.exitCode ?? null,
       signal: observation.signal ?? null,
       failureKind,
+      ...(observation.startedAt ? { startedAt: observation.startedAt } : {}),
+      ...(observation.endedAt ? { endedAt: observation.endedAt } : {}),
     },
     now,
   );

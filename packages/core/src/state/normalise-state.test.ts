@@ -32,11 +32,20 @@ describe('normaliseState (slurm)', () => {
     ['BOOT_FAIL', 'failed', 'infrastructure'],
     ['PREEMPTED', 'failed', 'infrastructure'],
     ['CANCELLED', 'cancelled', null],
-    ['REVOKED', 'cancelled', null],
   ] as const)('%s → %s', (native, state, failureKind) => {
     const result = normaliseState(native, 'slurm');
     expect(result.state).toBe(state);
     expect(result.failureKind).toBe(failureKind);
+  });
+
+  it('takes REVOKED for not final: in a federation the job runs on a sibling cluster', () => {
+    for (const word of ['REVOKED', 'RV'])
+      expect(normaliseState(word, 'slurm')).toEqual({
+        state: 'unknown',
+        failureKind: null,
+        reason: 'revoked (the job started on another cluster of the federation)',
+        exitCode: null,
+      });
   });
 
   it('keeps who cancelled, and ignores sacct truncation marks and case', () => {

@@ -75,8 +75,9 @@ const SLURM: Record<string, Entry> = {
   BF: ['failed', 'infrastructure', 'boot-failure'],
   PREEMPTED: ['failed', 'infrastructure', 'preempted'],
   PR: ['failed', 'infrastructure', 'preempted'],
-  REVOKED: ['cancelled', null, 'revoked'],
-  RV: ['cancelled', null, 'revoked'],
+  // Not final: in a federation the sibling record is revoked because another cluster started the job.
+  REVOKED: ['unknown', null, 'revoked (the job started on another cluster of the federation)'],
+  RV: ['unknown', null, 'revoked (the job started on another cluster of the federation)'],
 };
 
 /** Words other schedulers and clouds use, and the seed's table. */

@@ -1,3 +1,4 @@
+import { getErrorMessage } from '../errors/get-error-message.js';
 import type { ValidationIssue } from '../errors/validation-error.js';
 import { YonderError } from '../errors/yonder-error.js';
 import { splitCommandLine } from './split-template.js';
@@ -126,7 +127,7 @@ export function checkTemplate(
   try {
     return { issues: [], parsed: parseTemplate(template, path, allowed, options) };
   } catch (error) {
-    return { issues: [{ path, message: (error as Error).message }] };
+    return { issues: [{ path, message: getErrorMessage(error) }] };
   }
 }
 

@@ -1,4 +1,5 @@
-import { spawn } from 'node:child_process';
+/** The `local` transport: programs on this machine from argv, time-limited, output bounded, start failures as errors. */
+import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { YonderError } from '../errors/yonder-error.js';
 import type { RunOptionsV1, RunResultV1, TransportV1 } from '../spec/transport/v1/transport-v1.js';
@@ -103,14 +104,21 @@ export function runLocal(
     const stdout = new BoundedBuffer(limit, 'head');
     const stderr = new BoundedBuffer(limit, 'tail');
     let timedOut = false;
-    const child = spawn(program, args, {
-      cwd: options.cwd,
-      env: buildEnvironment(options),
-      stdio: ['pipe', 'pipe', 'pipe'],
-      detached: true,
-      shell: false,
-      windowsHide: true,
-    });
+    let child: ChildProcess;
+    try {
+      child = spawn(program, args, {
+        cwd: options.cwd,
+        env: buildEnvironment(options),
+        stdio: ['pipe', 'pipe', 'pipe'],
+        detached: true,
+        shell: false,
+        windowsHide: true,
+      });
+    } catch (error) {
+      // Node throws (rather than emitting) for some failures, e.g. E2BIG or a bad argument.
+      rejectPromise(startError(program, error));
+      return;
+    }
     const killGroup = (): void => {
       if (child.pid === undefined) return;
       try {
@@ -132,29 +140,16 @@ export function runLocal(
       options.signal?.removeEventListener('abort', onAbort);
       action();
     };
-    child.stdout.on('data', (chunk: Buffer) => stdout.push(chunk));
-    child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
-    child.stdin.on('error', () => {
-      /* the program did not read its input: not an error of ours */
-    });
+    // First, before anything else can throw: a failed fork (EAGAIN), a missing program
+    // (ENOENT) or no file descriptors left (EMFILE, then without stdio streams) arrive as an
+    // 'error' event, and one without a listener would end the whole process.
     child.on('error', (error: NodeJS.ErrnoException) => {
-      finish(() => {
-        if (error.code === 'ENOENT') {
-          rejectPromise(
-            new YonderError(
-              'E_COMMAND_NOT_FOUND',
-              `Command not found: "${program}". Install it, or put it on PATH (PATH=${process.env.PATH ?? ''}).`,
-              { cause: error },
-            ),
-          );
-        } else {
-          rejectPromise(
-            new YonderError('E_TRANSPORT', `Could not start "${program}": ${error.message}`, {
-              cause: error,
-            }),
-          );
-        }
-      });
+      finish(() => rejectPromise(startError(program, error)));
+    });
+    child.stdout?.on('data', (chunk: Buffer) => stdout.push(chunk));
+    child.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk));
+    child.stdin?.on('error', () => {
+      /* the program did not read its input: not an error of ours */
     });
     child.on('close', (exitCode, signal) => {
       finish(() => {
@@ -188,9 +183,37 @@ export function runLocal(
         });
       });
     });
-    if (options.input !== undefined) child.stdin.end(options.input);
-    else child.stdin.end();
+    if (options.input !== undefined) child.stdin?.end(options.input);
+    else child.stdin?.end();
   });
+}
+
+const START_HINTS: Record<string, string> = {
+  EAGAIN:
+    'the system would not make another process (too many processes for this user, ulimit -u, or too little memory); try again later',
+  ENOMEM: 'there is not enough memory to start it',
+  EMFILE: 'this process has too many files open (ulimit -n)',
+  ENFILE: 'the system has too many files open',
+  EACCES: 'permission denied: is it executable?',
+  E2BIG: 'its arguments and environment are too long',
+};
+
+/** A program that could not be started, as an error of the command (never an unhandled event). */
+function startError(program: string, error: unknown): YonderError {
+  const code = (error as NodeJS.ErrnoException).code ?? '';
+  if (code === 'ENOENT') {
+    return new YonderError(
+      'E_COMMAND_NOT_FOUND',
+      `Command not found: "${program}". Install it, or put it on PATH (PATH=${process.env.PATH ?? ''}).`,
+      { cause: error },
+    );
+  }
+  const hint = START_HINTS[code];
+  return new YonderError(
+    'E_TRANSPORT',
+    `Could not start "${program}": ${(error as Error).message}${hint ? ` (${hint})` : ''}.`,
+    { cause: error },
+  );
 }
 
 /** The transport to this machine. */

@@ -3,6 +3,7 @@ import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { Value, ValueErrorType } from '@sinclair/typebox/value';
 import type { ValidationIssue } from '../errors/validation-error.js';
 import type { Profile } from '../spec/profile.js';
+import { checkPlainData } from './reserved-keys.js';
 import {
   checkAbsolutePath,
   checkHost,
@@ -122,7 +123,9 @@ export function validateProfileFields(profile: unknown): ValidationIssue[] {
   if (typeof profile !== 'object' || profile === null || Array.isArray(profile)) {
     return [{ path: '', message: 'a profile must be a JSON object' }];
   }
-  const issues = checkSchema(ProfileSchema, profile);
+  const reserved = checkPlainData(profile, '');
+  if (reserved.length > 0) return reserved;
+  const issues = Value.Check(ProfileSchema, profile) ? [] : checkSchema(ProfileSchema, profile);
   const value = profile as Partial<Profile>;
   if (typeof value.name === 'string') {
     const text = checkText(value.name, 'name');
@@ -152,7 +155,7 @@ export function validateProfileFields(profile: unknown): ValidationIssue[] {
   if (hasLocal !== hasRemote) {
     issues.push({
       path: hasLocal ? 'remoteRoot' : 'localRoot',
-      message: 'set both localRoot and remoteRoot (--local-root and --remote-root), or neither',
+      message: 'set both localRoot and remoteRoot, or neither',
     });
   }
   if (hasLocal) {

@@ -1,5 +1,7 @@
+/** What a job spec must be before anything is submitted: each problem as a dot path and a fix. */
 import type { ValidationIssue } from '../errors/validation-error.js';
 import type { JobSpec, Resources } from '../spec/job.js';
+import { checkPlainData, isReservedKey } from './reserved-keys.js';
 import { checkAbsolutePath, checkText, ENV_NAME_PATTERN } from './validate-fields.js';
 
 const TIME = /^(\d+-\d{1,2}(:\d{1,2}(:\d{1,2})?)?|\d+(:\d{1,2}(:\d{1,2})?)?)$/;
@@ -13,6 +15,10 @@ function checkVariables(value: unknown, path: string): ValidationIssue[] {
   }
   const issues: ValidationIssue[] = [];
   for (const [name, item] of Object.entries(value)) {
+    if (isReservedKey(name)) {
+      issues.push({ path: `${path}.${name}`, message: 'is a reserved name; use another' });
+      continue;
+    }
     if (!ENV_NAME_PATTERN.test(name)) {
       issues.push({
         path: `${path}.${name}`,
@@ -120,6 +126,8 @@ export function validateJobSpec(spec: JobSpec): ValidationIssue[] {
     (typeof spec.settings !== 'object' || spec.settings === null || Array.isArray(spec.settings))
   ) {
     issues.push({ path: 'settings', message: 'must be a JSON object' });
+  } else if (spec.settings !== undefined) {
+    issues.push(...checkPlainData(spec.settings, 'settings'));
   }
   issues.push(...checkVariables(spec.env, 'env'));
   issues.push(...checkVariables(spec.secrets, 'secrets'));

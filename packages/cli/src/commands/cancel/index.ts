@@ -3,20 +3,28 @@ import type { Command } from '../../command.js';
 import { envelope, jobJson, paintState } from '../../output.js';
 import { UsageError } from '../../usage-error.js';
 
-const HELP = `Usage: yonder cancel JOB... [--json]
+const HELP = `Usage: yonder cancel JOB... [--no-wait] [--json]
 
-Ask for jobs to stop, wait a little for them to end, and show their states. The request is
+Ask for jobs to stop, wait up to 15 s for them to end, and show their states. The request is
 remembered: every later refresh repeats it until the job has ended.
+
+  --no-wait   send the request and return at once (for workflow engines with short timeouts)
 `;
 
 export const run: Command = async (argv, { io, runtime }) => {
-  const { values, positionals } = parse(argv, { json: { type: 'boolean' } }, 'cancel');
+  const { values, positionals } = parse(
+    argv,
+    { json: { type: 'boolean' }, 'no-wait': { type: 'boolean' } },
+    'cancel',
+  );
   if (values.help) {
     io.stdout(HELP);
     return 0;
   }
   if (positionals.length === 0) throw new UsageError('Name at least one job: yonder cancel JOB...');
-  const jobs = await runtime().manager.cancel(positionals, { waitMs: 15_000 });
+  const jobs = await runtime().manager.cancel(positionals, {
+    waitMs: values['no-wait'] ? 0 : 15_000,
+  });
   if (values.json) io.stdout(envelope(jobs.map(jobJson)));
   else
     for (const job of jobs)

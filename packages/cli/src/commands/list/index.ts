@@ -1,10 +1,12 @@
-import { isJobState, type JobState } from '@yonder/core';
+import type { JobState } from '@yonder/core';
+import { isJobState } from '@yonder/core/backend-kit';
 import { parse } from '../../args.js';
 import type { Command } from '../../command.js';
+import { checkFormat, formatJob } from '../../format-job.js';
 import { envelope, jobJson, jobTable } from '../../output.js';
 import { UsageError } from '../../usage-error.js';
 
-const HELP = `Usage: yonder list [--all] [--state S] [--profile P] [--no-refresh] [--json]
+const HELP = `Usage: yonder list [--all] [--state S] [--profile P] [--no-refresh] [--json | --format TEMPLATE | -q]
 
 List active jobs and the 20 most recent ones, newest first, after one batched refresh per target.
 
@@ -13,6 +15,8 @@ List active jobs and the 20 most recent ones, newest first, after one batched re
   --profile P    only jobs submitted through profile P
   --no-refresh   show the ledger as it is, without asking any scheduler
   --json         print the jobs as JSON
+  --format TEMPLATE   one line per job: {field} placeholders over the JSON record, e.g. '{id} {state}'
+  -q, --quiet    the ids only, one per line
 `;
 
 export const run: Command = async (argv, { io, runtime }) => {
@@ -24,6 +28,8 @@ export const run: Command = async (argv, { io, runtime }) => {
       profile: { type: 'string' },
       'no-refresh': { type: 'boolean' },
       json: { type: 'boolean' },
+      format: { type: 'string' },
+      quiet: { type: 'boolean', short: 'q' },
     },
     'list',
   );
@@ -42,6 +48,8 @@ export const run: Command = async (argv, { io, runtime }) => {
       }
       return state as JobState;
     });
+  const format = values.format === undefined ? undefined : String(values.format);
+  if (format !== undefined) checkFormat(format);
   const { jobs, problems } = await runtime().manager.list({
     all: Boolean(values.all),
     refresh: !values['no-refresh'],
@@ -49,7 +57,9 @@ export const run: Command = async (argv, { io, runtime }) => {
     ...(values.profile ? { profile: String(values.profile) } : {}),
   });
   for (const problem of problems) io.stderr(`yonder: warning: ${problem.message}\n`);
-  if (values.json) io.stdout(envelope(jobs.map(jobJson)));
+  if (format !== undefined) io.stdout(jobs.map((job) => formatJob(format, job, io.color)).join(''));
+  else if (values.quiet) io.stdout(jobs.map((job) => `${job.id}\n`).join(''));
+  else if (values.json) io.stdout(envelope(jobs.map(jobJson)));
   else if (jobs.length === 0) io.stderr('No jobs. Submit one with: yonder submit -- COMMAND\n');
   else io.stdout(jobTable(io, jobs));
   return 0;

@@ -1,10 +1,18 @@
 /** `yonder logs`: a job's output byte for byte, its last lines or bytes or all of it, or followed until the job ends. */
-import { type JobManager, type LogOptions, type LogResult, toYonderError } from '@yonder/core';
+import { type JobManager, toYonderError } from '@yonder/core';
 import { integerOption, parse } from '../../args.js';
 import type { Command } from '../../command.js';
 import type { Io } from '../../output.js';
 import { UsageError } from '../../usage-error.js';
-import { endingLine, jsonOutput, type LogOutput, ndjsonOutput, rawOutput } from './log-output.js';
+import {
+  endingLine,
+  jsonOutput,
+  type LogOptions,
+  type LogOutput,
+  type LogResult,
+  ndjsonOutput,
+  rawOutput,
+} from './log-output.js';
 
 const HELP = `Usage: yonder logs JOB [-n N | -c N | --all] [-f] [--json]
 

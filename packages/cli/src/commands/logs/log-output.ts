@@ -1,6 +1,12 @@
 /** Where `yonder logs` writes a log: stdout as raw bytes, one JSON document with the bytes in base64 (streamed, in bounded memory), or NDJSON chunks for `--follow`. */
-import type { JobRecord, LogChunkV1, LogResult } from '@yonder/core';
+import type { JobManager, JobRecord, LogChunkV1 } from '@yonder/core';
 import type { Io } from '../../output.js';
+
+/** What `JobManager.streamLogs` and `follow` take besides the writer (core's root names neither). */
+export type LogOptions = NonNullable<Parameters<JobManager['streamLogs']>[2]>;
+
+/** How reading a job's log went. */
+export type LogResult = Awaited<ReturnType<JobManager['streamLogs']>>;
 
 /** Writes the chunks of a log, then its end. */
 export interface LogOutput {

@@ -1,8 +1,10 @@
 import { resolve } from 'node:path';
 import type { BackendV1, JsonValue, Profile, TSchema } from '@yonder/core';
-import { chooseTransport, normaliseProfile, YonderError } from '@yonder/core';
+import { YonderError } from '@yonder/core';
+import { chooseTransport, isReservedKey, normaliseProfile } from '@yonder/core/backend-kit';
 import { integerOption, numberOption, parse } from '../../args.js';
 import type { Command, CommandContext } from '../../command.js';
+import { issueText } from '../../error-text.js';
 import { envelope } from '../../output.js';
 import { profileJsonSchema } from '../../profile-schema.js';
 import { UsageError } from '../../usage-error.js';
@@ -64,6 +66,9 @@ function readSets(
     const path = item.slice(0, at).split('.');
     if (path.some((part) => part === ''))
       throw new UsageError(`${flag}: "${item.slice(0, at)}" is not a valid key.`);
+    const reserved = path.find(isReservedKey);
+    if (reserved)
+      throw new UsageError(`${flag} ${item.slice(0, at)}: "${reserved}" is a reserved name.`);
     setPath(options, path, optionValue(schema, path, item.slice(at + 1)));
   }
   return options;
@@ -244,7 +249,7 @@ export const run: Command = async (argv, context) => {
       );
     } else {
       io.stdout(describe(profile));
-      for (const issue of issues) io.stdout(`Invalid:   ${issue.path}: ${issue.message}\n`);
+      for (const issue of issues) io.stdout(`Invalid:   ${issueText(issue)}\n`);
       for (const [key, value] of Object.entries(probe?.facts ?? {}))
         io.stdout(`Found:     ${key} = ${JSON.stringify(value)}\n`);
       for (const problem of probe?.problems ?? []) io.stdout(`Problem:   ${problem}\n`);

@@ -1,17 +1,29 @@
 import { parse } from '../../args.js';
 import type { Command } from '../../command.js';
+import { checkFormat, formatJob } from '../../format-job.js';
 import { envelope, jobDetails, jobJson } from '../../output.js';
 import { UsageError } from '../../usage-error.js';
 
-const HELP = `Usage: yonder status JOB... [--no-refresh] [--json]
+const HELP = `Usage: yonder status JOB... [--no-refresh] [--json | --format TEMPLATE | -q]
 
 Show jobs in full, with their history, after refreshing them.
+
+  --no-refresh        show the ledger as it is, without asking any scheduler
+  --json              the jobs as JSON (one object for one job, an array for several)
+  --format TEMPLATE   one line per job: {field} placeholders over the JSON record, e.g. '{state}'
+                      or '{id} {state} {exitCode}' (nested fields by dots: {error.code})
+  -q, --quiet         the ids only
 `;
 
 export const run: Command = async (argv, { io, runtime }) => {
   const { values, positionals } = parse(
     argv,
-    { 'no-refresh': { type: 'boolean' }, json: { type: 'boolean' } },
+    {
+      'no-refresh': { type: 'boolean' },
+      json: { type: 'boolean' },
+      format: { type: 'string' },
+      quiet: { type: 'boolean', short: 'q' },
+    },
     'status',
   );
   if (values.help) {
@@ -19,8 +31,12 @@ export const run: Command = async (argv, { io, runtime }) => {
     return 0;
   }
   if (positionals.length === 0) throw new UsageError('Name at least one job: yonder status JOB...');
+  const format = values.format === undefined ? undefined : String(values.format);
+  if (format !== undefined) checkFormat(format);
   const jobs = await runtime().manager.status(positionals, { refresh: !values['no-refresh'] });
-  if (values.json)
+  if (format !== undefined) io.stdout(jobs.map((job) => formatJob(format, job, io.color)).join(''));
+  else if (values.quiet) io.stdout(jobs.map((job) => `${job.id}\n`).join(''));
+  else if (values.json)
     io.stdout(envelope(positionals.length === 1 ? jobJson(jobs[0]!) : jobs.map(jobJson)));
   else io.stdout(jobs.map((job) => jobDetails(io, job)).join('\n'));
   return 0;

@@ -1,6 +1,14 @@
-import { readFileSync } from 'node:fs';
+/** `yonder submit`: read the job from the command line (and the files it names) and submit it. */
 import { resolve } from 'node:path';
 import type { JobSpec, JsonObject, Resources } from '@yonder/core';
+import {
+  ENV_NAME_PATTERN,
+  isReservedKey,
+  MAX_SECRETS_FILE_BYTES,
+  MAX_SETTINGS_BYTES,
+  parseJson,
+  readInputFile,
+} from '@yonder/core/backend-kit';
 import { integerOption, pairs, parse } from '../../args.js';
 import type { Command } from '../../command.js';
 import { envelope, jobJson } from '../../output.js';
@@ -13,9 +21,10 @@ Submit COMMAND (run without a shell) and print the new job's id.
   --profile P            profile to submit through (default: $YONDER_PROFILE, else "local")
   --name N               job name (default: the program's name)
   --settings FILE        JSON object written next to the job; "{settings}" in ARGs becomes its path
+                         (a regular file of at most 1 MiB, nested at most 64 deep)
   --env K=V              environment variable for the job (repeatable)
   --secret NAME          pass $NAME from this environment as a secret: never in argv, logs or the ledger
-  --secrets-file FILE    KEY=VALUE lines to pass as secrets
+  --secrets-file FILE    KEY=VALUE lines to pass as secrets (a regular file of at most 64 KiB)
   --time T --cpus N --memory M --gpus N --nodes N --partition P --account A --qos Q
                          resources, for backends that honour them
   --scheduler-option ARG extra scheduler argument, passed as one word (repeatable)
@@ -23,41 +32,57 @@ Submit COMMAND (run without a shell) and print the new job's id.
   --json                 print the job as JSON
 `;
 
+/** Read a file an option names, as a usage error naming the option when it cannot be. */
+function readOptionFile(option: string, path: string, maxBytes: number): string {
+  try {
+    return readInputFile(path, maxBytes);
+  } catch (error) {
+    throw new UsageError(`--${option}: ${(error as Error).message}`);
+  }
+}
+
+/**
+ * The `--settings` file: a regular file of at most 1 MiB holding one JSON object, nested at
+ * most 64 deep, with no `__proto__`, `constructor` or `prototype` key (each refused by field).
+ */
 function readSettings(path: string, cwd: string): JsonObject {
   const full = resolve(cwd, path);
-  let text: string;
-  try {
-    text = readFileSync(full, 'utf8');
-  } catch (error) {
-    throw new UsageError(`--settings: cannot read ${full}: ${(error as Error).message}`);
+  const parsed = parseJson(readOptionFile('settings', full, MAX_SETTINGS_BYTES), {
+    prefix: 'settings',
+  });
+  if (!parsed.ok) {
+    const lines = parsed.issues.map((issue) => `${issue.path}: ${issue.message}`);
+    throw new UsageError(`--settings: ${full}: ${lines.join('; ')}`);
   }
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    throw new UsageError(`--settings: ${full} is not valid JSON: ${(error as Error).message}`);
-  }
+  const value = parsed.value;
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new UsageError(`--settings: ${full} must hold a JSON object.`);
   }
   return value as JsonObject;
 }
 
+/**
+ * The `--secrets-file`: KEY=VALUE lines (blank lines and # comments skipped), a regular file
+ * of at most 64 KiB. A bad line is named by its number only: that line is usually a secret.
+ */
 function readSecretsFile(path: string, cwd: string): Record<string, string> {
   const full = resolve(cwd, path);
-  let text: string;
-  try {
-    text = readFileSync(full, 'utf8');
-  } catch (error) {
-    throw new UsageError(`--secrets-file: cannot read ${full}: ${(error as Error).message}`);
-  }
+  const text = readOptionFile('secrets-file', full, MAX_SECRETS_FILE_BYTES);
   const out: Record<string, string> = {};
   text.split('\n').forEach((line, index) => {
     if (!line.trim() || line.trimStart().startsWith('#')) return;
     const at = line.indexOf('=');
-    if (at <= 0)
-      throw new UsageError(`--secrets-file: line ${index + 1} of ${full} is not KEY=VALUE.`);
-    out[line.slice(0, at).trim()] = line.slice(at + 1).replace(/\r$/, '');
+    const name = at > 0 ? line.slice(0, at).trim() : '';
+    const where = `line ${index + 1} of ${full}`;
+    if (!ENV_NAME_PATTERN.test(name)) {
+      throw new UsageError(
+        `--secrets-file: ${where} is not NAME=VALUE with a variable name (letters, digits, "_") before "=".`,
+      );
+    }
+    if (isReservedKey(name)) {
+      throw new UsageError(`--secrets-file: ${where} uses a reserved name; use another.`);
+    }
+    out[name] = line.slice(at + 1).replace(/\r$/, '');
   });
   return out;
 }
@@ -105,10 +130,19 @@ export const run: Command = async (argv, { io, runtime }) => {
     ? readSecretsFile(String(values['secrets-file']), io.cwd)
     : {};
   for (const name of (values.secret as string[] | undefined) ?? []) {
-    const value = io.env[name];
+    if (isReservedKey(name) || !ENV_NAME_PATTERN.test(name))
+      throw new UsageError(`--secret ${name}: not a variable name yonder passes.`);
+    const value = Object.hasOwn(io.env, name) ? io.env[name] : undefined;
     if (value === undefined)
       throw new UsageError(`--secret ${name}: the environment variable ${name} is not set.`);
     secrets[name] = value;
+  }
+  // Taken: from here on the secret travels only into the job's 0600 file. Every process this
+  // one starts (sbatch, a submit template, the local wrapper, ssh) inherits this environment,
+  // and sbatch would hand it to Slurm, which saves a job's environment.
+  for (const name of (values.secret as string[] | undefined) ?? []) {
+    delete io.env[name];
+    delete process.env[name];
   }
   const resources: Resources = {};
   if (values.time !== undefined) resources.time = String(values.time);

@@ -64,7 +64,7 @@ describe('local backend', () => {
       schedulerOptions: [],
       profile: { name: 'local', backend: 'local' },
     };
-    const context = { transport: createLocalTransport(), stateDirectory: scratch };
+    const context = { transport: createLocalTransport(), options: {}, stateDirectory: scratch };
     await backend.submit(request, context);
     await expect(backend.submit(request, context)).rejects.toMatchObject({
       code: 'E_SUBMIT_FAILED',
@@ -78,7 +78,7 @@ describe('local backend', () => {
     writeFileSync(
       cli,
       `import { createLocalBackend, createLocalTransport } from ${JSON.stringify(core)};
-const result = await createLocalBackend().submit({ id: 'bbbbbbbbbbbb', name: 'd', marker: 'm', createdAt: '2026-01-01T00:00:00Z', argv: ['sh', '-c', 'sleep 1; echo survived'], env: {}, secrets: {}, resources: {}, schedulerOptions: [], profile: { name: 'local', backend: 'local' } }, { transport: createLocalTransport(), stateDirectory: ${JSON.stringify(scratch)} });
+const result = await createLocalBackend().submit({ id: 'bbbbbbbbbbbb', name: 'd', marker: 'm', createdAt: '2026-01-01T00:00:00Z', argv: ['sh', '-c', 'sleep 1; echo survived'], env: {}, secrets: {}, resources: {}, schedulerOptions: [], profile: { name: 'local', backend: 'local' } }, { transport: createLocalTransport(), options: {}, stateDirectory: ${JSON.stringify(scratch)} });
 process.stdout.write(JSON.stringify(result.data));`,
     );
     const child = spawnSync(process.execPath, [cli], { encoding: 'utf8', timeout: 20_000 });
@@ -118,8 +118,15 @@ process.stdout.write(JSON.stringify(result.data));`,
     const [second] = await manager.cancel([stubborn.id], { waitMs: 15_000 });
     expect(second?.state).toBe('cancelled');
     await untilJobGone(Number(stubborn.data.pid));
+    // KILL spares the wrapper, which records how the job ended: by SIGKILL, after the grace.
+    expect(second).toMatchObject({ exitCode: 137, signal: 'SIGKILL' });
     const pid = Number(second?.externalId);
-    expect(readProcessIdentity(pid)?.startTime === stubborn.data.startTime).toBe(false);
+    const identity = readProcessIdentity(pid);
+    expect(
+      identity !== null &&
+        identity.startTime === stubborn.data.startTime &&
+        isProcessAlive(identity),
+    ).toBe(false);
   });
 
   it('never signals a recycled pid: a live process with another start time is not the job', async () => {
@@ -139,6 +146,7 @@ process.stdout.write(JSON.stringify(result.data));`,
       createdAt: new Date().toISOString(),
       cancelRequested: true,
       profile: { name: 'local', backend: 'local' },
+      options: {},
       data: {
         ...identity!,
         startTime: String(Number(identity!.startTime) - 1),
@@ -147,7 +155,7 @@ process.stdout.write(JSON.stringify(result.data));`,
       },
     };
     const backend = createLocalBackend();
-    const context = { transport: createLocalTransport(), stateDirectory: scratch };
+    const context = { transport: createLocalTransport(), options: {}, stateDirectory: scratch };
     const outcome = await backend.cancel([job], context, { force: true });
     expect(outcome.get(job.id)).toEqual({ kind: 'not-running' });
     const observation = (await backend.poll([job], context)).get(job.id);

@@ -1,16 +1,23 @@
-/** Reading a log file on this machine from a byte offset, as raw bytes: the local half of the shared log reader. */
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+/** Reading a log file on this machine from a byte offset, as raw bytes: the local half of the shared log reader, with the same trust rules as its script. */
+import { closeSync, constants, fstatSync, lstatSync, openSync, readSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { getErrorMessage } from '../../errors/get-error-message.js';
 import { YonderError } from '../../errors/yonder-error.js';
 import type { LogChunkV1 } from '../../spec/backend/v1/backend-v1.js';
 import { takeLogBuffer } from './log-buffers.js';
 
 const DEFAULT_MAX_BYTES = 1024 * 1024;
 
+/** Read-only, never through a link, and never waiting on a FIFO put in the log's place. */
+const READ = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+
 /**
  * At most `maxBytes` bytes of a log file on this machine from `offset` (past the end: none, at
  * the end), with the file's size; the bytes as they are, never decoded. A log that does not
- * exist (or is not a regular file) yet is not an error: `exists` is false.
- * @throws YonderError `E_LOG_UNAVAILABLE` when the file cannot be read.
+ * exist yet is not an error: `exists` is false. As READ_LOG_SCRIPT does, the log is read only
+ * in a private job directory of the user's (a real directory, mode 0700) and never through a
+ * link: a log another user put in its place is not shown.
+ * @throws YonderError `E_LOG_UNAVAILABLE` when the file cannot be read or is refused.
  */
 export async function readLogFile(
   path: string,
@@ -20,14 +27,17 @@ export async function readLogFile(
   // thread pool, and the caller reads ahead anyway.
   let fd: number;
   try {
-    fd = openSync(path, 'r');
+    fd = openSync(path, READ);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return missingLog(path);
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return missingLog(path);
+    if (code === 'ELOOP') throw notRegular(path);
     throw unreadable(path, error);
   }
   try {
+    checkPrivateDirectory(path);
     const stat = fstatSync(fd);
-    if (!stat.isFile()) return missingLog(path);
+    if (!stat.isFile()) throw notRegular(path);
     const size = stat.size;
     const start = Math.min(Math.max(0, Math.floor(options.offset ?? 0)), size);
     const wanted = Math.min(size - start, Math.max(0, options.maxBytes ?? DEFAULT_MAX_BYTES));
@@ -46,9 +56,26 @@ export async function readLogFile(
       size,
     };
   } catch (error) {
-    throw unreadable(path, error);
+    throw YonderError.isInstance(error) ? error : unreadable(path, error);
   } finally {
     closeSync(fd);
+  }
+}
+
+/** The log's directory must be a real directory of this user's that nobody else may use. */
+function checkPrivateDirectory(path: string): void {
+  const directory = dirname(path);
+  const info = lstatSync(directory);
+  const me = process.getuid?.();
+  if (
+    !info.isDirectory() ||
+    (me !== undefined && info.uid !== me) ||
+    (info.mode & 0o777) !== 0o700
+  ) {
+    throw new YonderError(
+      'E_LOG_UNAVAILABLE',
+      `Could not read ${path}: yonder: refusing to read ${path}: ${directory} is not a private job directory of yours (a real directory, mode 0700, not a link)`,
+    );
   }
 }
 
@@ -64,10 +91,15 @@ export function missingLog(path: string): LogChunkV1 {
   };
 }
 
-function unreadable(path: string, error: unknown): YonderError {
+function notRegular(path: string): YonderError {
   return new YonderError(
     'E_LOG_UNAVAILABLE',
-    `Could not read ${path}: ${(error as Error).message}`,
-    { cause: error },
+    `Could not read ${path}: yonder: refusing to read ${path}: it is not a regular file (a link, or something else)`,
   );
+}
+
+function unreadable(path: string, error: unknown): YonderError {
+  return new YonderError('E_LOG_UNAVAILABLE', `Could not read ${path}: ${getErrorMessage(error)}`, {
+    cause: error,
+  });
 }

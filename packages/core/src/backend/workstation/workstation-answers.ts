@@ -3,6 +3,7 @@
  * the per-job `<index> WORD …` lines, and what a poll, recovery or cancel line means.
  */
 import type { JsonObject } from '../../json/json-value.js';
+import { epochToIso } from '../../remote/remote-scripts.js';
 import type {
   CancelOutcomeV1,
   ObservationV1,
@@ -19,11 +20,21 @@ export interface WorkstationIdentity {
   readonly host: string;
 }
 
-/** The identity a job's data holds, or null when it holds none (the record is corrupt). */
+/** The largest pid Linux hands out (PID_MAX_LIMIT, 2^22). */
+const MAX_PID = 4_194_304;
+
+/**
+ * The identity a job's data holds, or null when it holds none that can be a job's: a pid that
+ * is not a whole number above 1 (pid 1 is init; 0 and -1 would make `kill` reach every process
+ * of the group or of the user) or a start time that is not a number is a corrupt record, and
+ * nothing is ever signalled for it.
+ */
 export function identityOf(data: JsonObject): WorkstationIdentity | null {
-  if (typeof data.pid !== 'number' || typeof data.startTime !== 'string') return null;
+  const pid = data.pid;
+  if (typeof pid !== 'number' || !Number.isInteger(pid) || pid <= 1 || pid > MAX_PID) return null;
+  if (typeof data.startTime !== 'string' || !/^\d{1,20}$/.test(data.startTime)) return null;
   return {
-    pid: data.pid,
+    pid,
     startTime: data.startTime,
     bootId: String(data.bootId ?? ''),
     host: typeof data.host === 'string' ? data.host : '',
@@ -56,7 +67,44 @@ export function indexedLines(stdout: string): Map<number, string> {
   return lines;
 }
 
-/** A poll line (`EXIT <code>`, `RUNNING`, `GONE`) as an observation of the job. */
+/** The times a poll line carries, as the observation's fields. */
+function times(
+  started: string | undefined,
+  ended?: string,
+): { startedAt?: string; endedAt?: string } {
+  const startedAt = epochToIso(started);
+  const endedAt = epochToIso(ended);
+  return {
+    ...(startedAt === undefined ? {} : { startedAt }),
+    ...(endedAt === undefined ? {} : { endedAt }),
+  };
+}
+
+/** Pids as words for people: `1 process of the job … (pid 12)`, `2 processes … (pid 12, 13)`. */
+function processes(words: readonly string[], what: string): string {
+  const pids = words.filter((word) => /^\d+$/.test(word));
+  return `${pids.length} process${pids.length === 1 ? '' : 'es'} of the job ${what} (pid ${pids.join(', ')})`;
+}
+
+/**
+ * Processes of the job that outlived a cancel's SIGKILL and still run: the job is not over, and
+ * this stays on the record as its error (the state as it was) until they end: never `cancelled`.
+ */
+function survivedKill(pids: readonly string[]): ObservationV1 & { kind: 'query-failed' } {
+  return {
+    kind: 'query-failed',
+    source: 'process',
+    error: {
+      code: 'E_CANCEL_FAILED',
+      message: `${processes(pids, 'survived SIGKILL')}: they are still running (a process in uninterruptible sleep, or frozen); the job is not over until they end.`,
+    },
+  };
+}
+
+/**
+ * A poll line (`EXIT <code> <started> <ended>`, `RUNNING <started>`, `STOPPED <started>`,
+ * `LEFT <code or -> <survived> <count> <pid>…`, `GONE [untrusted]`) as an observation of the job.
+ */
 export function pollObservation(
   line: string | undefined,
   identity: WorkstationIdentity,
@@ -82,10 +130,11 @@ export function pollObservation(
       error: { code: 'E_TRANSPORT', message: 'The host answered nothing for this job.' },
     };
   }
-  if (line.startsWith('EXIT ')) {
-    const code = line.slice(5);
+  const [word, ...rest] = line.split(' ');
+  if (word === 'EXIT') {
+    const [code = '', started, ended] = rest;
     return /^\d+$/.test(code)
-      ? exitObservation(Number(code), 'exit-code-file')
+      ? { ...exitObservation(Number(code), 'exit-code-file'), ...times(started, ended) }
       : {
           kind: 'query-failed',
           source: 'exit-code-file',
@@ -95,15 +144,45 @@ export function pollObservation(
           },
         };
   }
-  if (line === 'RUNNING' && machine.boot === identity.bootId)
-    return { kind: 'found', state: 'running', nativeState: 'running', source: 'process' };
+  if (word === 'LEFT') {
+    // A cancel was asked for and the job's wrapper is done, but processes of the job still run:
+    // not over, so the cancel goes on (TERM, then KILL) until nothing of it is left.
+    const [code = '-', survived, , ...pids] = rest;
+    if (survived === '1') return survivedKill(pids);
+    const ended = /^\d+$/.test(code) ? `ended (exit ${code})` : 'wrapper gone';
+    return {
+      kind: 'found',
+      state: 'running',
+      nativeState: `${ended}, processes left`,
+      reason: processes(pids, 'still running'),
+      source: 'process',
+    };
+  }
+  if ((word === 'RUNNING' || word === 'STOPPED') && machine.boot === identity.bootId) {
+    const [started, ...survivors] = rest;
+    if (survivors.length > 0) return survivedKill(survivors);
+    return {
+      kind: 'found',
+      state: 'running',
+      nativeState: word === 'STOPPED' ? 'stopped' : 'running',
+      ...(word === 'STOPPED'
+        ? {
+            reason: `the job's wrapper (pid ${identity.pid}) is stopped; its exit is recorded once it is continued (kill -CONT ${identity.pid}), which the next poll does when the job has ended`,
+          }
+        : {}),
+      source: 'process',
+      ...times(started),
+    };
+  }
   return {
     kind: 'absent',
     source: 'process',
     detail:
       machine.boot !== identity.bootId
         ? 'the host has rebooted since the job started'
-        : 'no process and no exit code',
+        : rest[0] === 'untrusted'
+          ? `no process, and ${jobDir} is not a private directory of yours (it was replaced or opened to others): nothing in it is believed`
+          : 'no process and no exit code',
   };
 }
 
@@ -124,17 +203,23 @@ export function recoveredSubmit(
     return { externalId: pid, state: 'running', nativeState: 'running', data };
   }
   // It started, then died without an exit status (its pid may be someone else's now); or it
-  // had no job directory, and now can never make one.
-  if (word === 'DEAD' || word === 'ABANDONED') return null;
+  // had no job directory, and now can never make one; or the directory there is not one a
+  // submit of the user's made (that is private from the start).
+  if (word === 'DEAD' || word === 'ABANDONED' || word === 'UNTRUSTED') return null;
   // NODIR or NOPID: the submit may still be on its way (a wrapper slow to start, a submit
   // script still running) until the grace has passed; then it never started.
   return word && pastGrace ? null : undefined;
 }
 
-/** A cancel line (`SENT`, `NOTRUNNING`, `FAILED`) as the outcome for the job. */
-export function cancelOutcome(word: string | undefined, pid: number): CancelOutcomeV1 {
+/**
+ * A cancel line (`SENT`, `NOTRUNNING`, `FAILED`, `SURVIVED <count> <pid>…`) as the outcome for
+ * the job. Processes that outlived SIGKILL make the cancel a failure that names them.
+ */
+export function cancelOutcome(line: string | undefined, pid: number): CancelOutcomeV1 {
+  const [word, , ...pids] = (line ?? '').split(' ');
   if (word === 'SENT') return { kind: 'sent' };
   if (word === 'NOTRUNNING') return { kind: 'not-running' };
+  if (word === 'SURVIVED') return { kind: 'failed', error: survivedKill(pids).error };
   return {
     kind: 'failed',
     error: { code: 'E_CANCEL_FAILED', message: `Could not signal process group ${pid}.` },

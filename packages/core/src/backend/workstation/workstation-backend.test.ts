@@ -1,6 +1,8 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import {
+  chmodSync,
   existsSync,
+  lchownSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
@@ -25,6 +27,15 @@ import { createLocalBackend } from '../local/local-backend.js';
 import { createWorkstationBackend } from './workstation-backend.js';
 import { WORKSTATION_SUBMIT_SCRIPT } from './workstation-scripts.js';
 
+/** A uid that is not this process's: the owner of what "another user" planted. */
+const OTHER_UID = (process.getuid?.() ?? 0) === 2002 ? 2003 : 2002;
+
+/** A user as the trust check names them: "name (uid N)", or "uid N" without a name. */
+function userName(uid = process.getuid?.() ?? 0): string {
+  const name = spawnSync('id', ['-nu', String(uid)], { encoding: 'utf8' }).stdout.trim();
+  return name ? `${name} (uid ${uid})` : `uid ${uid}`;
+}
+
 let scratch: string;
 let scripts: number;
 let context: BackendContextV1;
@@ -44,7 +55,7 @@ beforeEach(() => {
       return local.runScript(script, args, options);
     },
   };
-  context = { transport: counting, stateDirectory: scratch };
+  context = { transport: counting, options: {}, stateDirectory: scratch };
 });
 
 afterEach(() => {
@@ -87,6 +98,7 @@ function asJob(id: string, data: BackendJobV1['data']): BackendJobV1 {
     createdAt: new Date().toISOString(),
     cancelRequested: false,
     profile,
+    options: {},
     data,
   };
 }
@@ -120,7 +132,7 @@ describe('the workstation factory', () => {
       submitGraceSeconds: 90,
     });
     expect(remote.capabilities).toMatchObject({ host: 'required', transport: 'ssh' });
-    expect(remote.targetKey({ name: 'a', backend: 'box', host: 'h1' })).toBe('box:h1');
+    expect(remote.targetKey({ name: 'a', backend: 'box', host: 'h1' }, {})).toBe('box:h1');
     expect(createLocalBackend().validateProfile({ ...profile, host: 'h1' })).toEqual([
       { path: 'host', message: 'the local backend runs on this machine; remove the host' },
     ]);
@@ -172,19 +184,51 @@ describe('submit', () => {
     expect(readdirSync(workdir)).toEqual([]);
   });
 
-  it('refuses a work directory that is a symlink, and writes nothing through it', async () => {
+  it('refuses a work directory that is another user’s symlink, and writes nothing through it', async () => {
     const target = join(scratch, 'elsewhere');
     mkdirSync(target);
-    symlinkSync(target, join(scratch, 'runs'));
+    const link = join(scratch, 'runs');
+    symlinkSync(target, link);
+    lchownSync(link, OTHER_UID, OTHER_UID);
     const backend = createLocalBackend();
     await expect(backend.submit(request(), context)).rejects.toMatchObject({
-      code: 'E_SUBMIT_FAILED',
-      message: expect.stringContaining('symlink'),
+      code: 'E_UNTRUSTED_PATH',
+      message: `Refusing the work directory ${link}: ${link} (owner ${userName(OTHER_UID)}, mode 0777) is a symbolic link made by another user, so another user could change what yonder reads or runs there. Fix: remove it (rm ${link}) and use a path of your own.`,
     });
     expect(readdirSync(target)).toEqual([]);
     const report = await backend.probe(profile, context);
     expect(report.ok).toBe(false);
     expect(report.problems.join()).toContain('cannot be used');
+    // A link of the user's own to a directory of theirs is followed, as the kernel would.
+    lchownSync(link, process.getuid?.() ?? 0, process.getgid?.() ?? 0);
+    const result = await backend.submit(request({ argv: ['true'] }), context);
+    expect(readdirSync(target)).toEqual([String(result.data.jobDir).split('/').pop()]);
+  });
+
+  it('refuses a work directory its group can write, or one above it without the sticky bit, before making anything', async () => {
+    const shared = join(scratch, 'project');
+    mkdirSync(shared, { mode: 0o700 });
+    chmodSync(shared, 0o775);
+    const workdir = join(shared, 'runs');
+    const backend = createLocalBackend();
+    const profileIn = { ...profile, workdir };
+    await expect(backend.submit(request({ profile: profileIn }), context)).rejects.toMatchObject({
+      code: 'E_UNTRUSTED_PATH',
+      message: expect.stringContaining(
+        `${shared} (owner ${userName()}, mode 0775) is writable by its group, so another user could change what yonder reads or runs there. Fix: chmod go-w ${shared}`,
+      ),
+    });
+    expect(readdirSync(shared)).toEqual([]);
+    // Sticky, as /tmp: others cannot move what is the user's in it.
+    chmodSync(shared, 0o1777);
+    await backend.submit(request({ profile: profileIn }), context);
+    expect(statSync(workdir).mode & 0o7777).toBe(0o700);
+    // The work directory itself must be the user's own and written by nobody else.
+    chmodSync(workdir, 0o770);
+    await expect(backend.submit(request({ profile: profileIn }), context)).rejects.toMatchObject({
+      code: 'E_UNTRUSTED_PATH',
+      message: expect.stringContaining(`Fix: chmod go-w ${workdir}`),
+    });
   });
 
   it('records pid, start time, boot id and host as the machine reports them', async () => {
@@ -249,7 +293,7 @@ describe('poll and cancel: one script per target, identity checked on the target
   it('a record without identity, or an exit-code file without a code, is a failed query', async () => {
     const backend = createLocalBackend();
     const dir = join(scratch, 'job');
-    mkdirSync(dir);
+    mkdirSync(dir, { mode: 0o700 });
     writeFileSync(join(dir, 'exit-code'), 'garbage\n');
     const corrupt = asJob('bbbbbbbbbbb1', { jobDir: dir });
     const garbled = asJob('bbbbbbbbbbb2', {
@@ -277,7 +321,8 @@ describe('recover', () => {
   it('gives a job directory without wrapper.pid the injected grace', async () => {
     const young = request({ createdAt: old(1) });
     const aged = request({ createdAt: old(10) });
-    for (const one of [young, aged]) mkdirSync(join(scratch, 'runs', one.id), { recursive: true });
+    for (const one of [young, aged])
+      mkdirSync(join(scratch, 'runs', one.id), { recursive: true, mode: 0o700 });
     const found = await createLocalBackend({ submitGraceSeconds: 5 }).recover?.(
       [young, aged],
       context,

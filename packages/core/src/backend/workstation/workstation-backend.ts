@@ -6,6 +6,7 @@ import { hostname } from 'node:os';
 import { posix } from 'node:path';
 import { type TSchema, Type } from '@sinclair/typebox';
 import { YonderError } from '../../errors/yonder-error.js';
+import type { JsonObject } from '../../json/json-value.js';
 import { cachedProbe } from '../../probe/probe-cache.js';
 import { readRemoteLog } from '../../remote/read-remote-log.js';
 import { jobPayload, outputField } from '../../remote/remote-scripts.js';
@@ -41,9 +42,17 @@ import {
 } from './workstation-scripts.js';
 
 const TIMEOUT_MS = 60_000;
+/** The scripts' exit status for a work directory another user could change (trusted_dir). */
+const UNTRUSTED_EXIT = 23;
 const DEFAULT_PROBE_TTL_SECONDS = 3600;
 /** Where job directories go on the target when neither the profile nor the backend says. */
 const HOME_WORKDIR = '.yonder/jobs';
+
+/** What a workstation backend reads from `profile.options` (its schema may allow no more). */
+export type WorkstationProfileOptions = {
+  /** How long the probe is cached; default 3600. */
+  readonly probeTtlSeconds?: number;
+};
 
 /** What makes one workstation backend differ from another. */
 export interface WorkstationBackendOptions {
@@ -59,8 +68,11 @@ export interface WorkstationBackendOptions {
    * wrapper is not taken as never started.
    */
   readonly submitGraceSeconds: number;
-  /** Schema of `profile.options` (default: none allowed); `probeTtlSeconds` is honoured. */
-  readonly optionsSchema?: TSchema;
+  /**
+   * Schema of `profile.options` (default: none allowed); `probeTtlSeconds` is honoured, so the
+   * schema's type must fit `WorkstationProfileOptions`.
+   */
+  readonly optionsSchema?: TSchema & { static: WorkstationProfileOptions };
   /** The work directory when the profile names none. Default: `$HOME/.yonder/jobs` on the target. */
   readonly defaultWorkdir?: (context: BackendContextV1) => string;
   /** The directory a job runs in when its spec names none. Default: its job directory. */
@@ -90,9 +102,13 @@ async function runScript(
   return result;
 }
 
-function probeTtlMs(profile: Profile): number {
-  const ttl = (profile.options as { probeTtlSeconds?: unknown } | undefined)?.probeTtlSeconds;
-  return (typeof ttl === 'number' ? ttl : DEFAULT_PROBE_TTL_SECONDS) * 1000;
+/** Why a record's process identity is not used: it cannot be a job's, so nothing is signalled. */
+function unusableIdentity(data: JsonObject): string {
+  return `The job's record names process ${JSON.stringify(data.pid)} (start time ${JSON.stringify(data.startTime)}), which cannot be this job's: it is neither polled nor signalled (nothing was signalled).`;
+}
+
+function probeTtlMs(options: WorkstationProfileOptions): number {
+  return (options.probeTtlSeconds ?? DEFAULT_PROBE_TTL_SECONDS) * 1000;
 }
 
 /** The machine a script ran on, from its `BOOT` and `HOST` lines. */
@@ -106,7 +122,9 @@ function machineOf(stdout: string): { boot: string; host: string } {
  * before any signal; cancel signals the process group; one script run per target serves a
  * poll, a recovery or a cancel of all its jobs.
  */
-export function createWorkstationBackend(options: WorkstationBackendOptions): BackendV1 {
+export function createWorkstationBackend(
+  options: WorkstationBackendOptions,
+): BackendV1<WorkstationProfileOptions> {
   const { id, submitGraceSeconds } = options;
 
   const targetKey = (profile: Profile): string =>
@@ -115,13 +133,13 @@ export function createWorkstationBackend(options: WorkstationBackendOptions): Ba
   /** What the target is (cached): its $HOME, boot id, host name, setsid, sh and system. */
   const probeTarget = (
     profile: Profile,
-    context: BackendContextV1,
+    context: BackendContextV1<WorkstationProfileOptions>,
     fresh: boolean,
   ): Promise<ProbeReportV1> =>
     cachedProbe(
       context.stateDirectory,
       `${targetKey(profile)}|${context.transport.target}`,
-      probeTtlMs(profile),
+      probeTtlMs(context.options),
       fresh,
       async (): Promise<ProbeReportV1> => {
         const result = await context.transport.runScript(WORKSTATION_PROBE_SCRIPT, [], {
@@ -166,7 +184,7 @@ export function createWorkstationBackend(options: WorkstationBackendOptions): Ba
     const home = String(report.facts.home ?? '');
     return home.startsWith('/') ? `${home}/${HOME_WORKDIR}` : null;
   };
-  const noWorkdir = 'the remote $HOME is not an absolute path: set a workdir (--workdir)';
+  const noWorkdir = 'the remote $HOME is not an absolute path: set a workdir in the profile';
 
   /** The target's facts, ready for jobs of this profile, and the work directory. */
   const ready = async (
@@ -260,16 +278,22 @@ export function createWorkstationBackend(options: WorkstationBackendOptions): Ba
           source: id,
           error: {
             code: 'E_CORRUPT_RECORD',
-            message: 'The job has no directory or process identity recorded.',
+            message:
+              job.data.pid === undefined || jobDir === ''
+                ? 'The job has no directory or process identity recorded.'
+                : unusableIdentity(job.data),
           },
         });
         return [];
       });
       if (asked.length === 0) return out;
-      const args = asked.flatMap(({ identity, jobDir }) => [
+      // A job whose cancel was asked for is also looked for by its marker: it is not over while
+      // any process carrying it runs.
+      const args = asked.flatMap(({ job, identity, jobDir }) => [
         jobDir,
         String(identity.pid),
         identity.startTime,
+        job.cancelRequested ? job.id : '',
       ]);
       const result = await runScript(
         context,
@@ -291,17 +315,28 @@ export function createWorkstationBackend(options: WorkstationBackendOptions): Ba
       const asked = jobs.flatMap((job) => {
         const identity = identityOf(job.data);
         if (identity) return [{ job, identity }];
-        out.set(job.id, { kind: 'not-running' });
+        // Nothing is signalled for a record without a process identity that can be a job's.
+        out.set(
+          job.id,
+          job.data.pid === undefined
+            ? { kind: 'not-running' }
+            : {
+                kind: 'failed',
+                error: { code: 'E_CORRUPT_RECORD', message: unusableIdentity(job.data) },
+              },
+        );
         return [];
       });
       if (asked.length === 0) return out;
       const args = [
         cancelOptions.force ? 'KILL' : 'TERM',
-        ...asked.flatMap(({ identity }) => [
+        ...asked.flatMap(({ job, identity }) => [
+          typeof job.data.jobDir === 'string' ? job.data.jobDir : '',
           String(identity.pid),
           identity.startTime,
           identity.bootId,
           identity.host,
+          job.id,
         ]),
       ];
       const result = await runScript(
@@ -345,11 +380,15 @@ export function createWorkstationBackend(options: WorkstationBackendOptions): Ba
       request.settingsText,
     );
     const cwd = request.cwd ?? options.defaultCwd?.() ?? '';
+    // The secrets travel on stdin only: never in the environment of the script, the wrapper or
+    // anything else started before the job (the local transport passes on yonder's own).
     const result = await context.transport.runScript(
       WORKSTATION_SUBMIT_SCRIPT,
       [posix.dirname(jobDir), request.id, lengths, cwd, ...argv],
-      { input, timeoutMs: TIMEOUT_MS },
+      { input, timeoutMs: TIMEOUT_MS, unsetEnv: Object.keys(request.secrets) },
     );
+    if (result.exitCode === UNTRUSTED_EXIT)
+      throw new YonderError('E_UNTRUSTED_PATH', failure(result).replace(/^yonder: /, ''));
     if (result.exitCode !== 0)
       throw new YonderError(
         'E_SUBMIT_FAILED',

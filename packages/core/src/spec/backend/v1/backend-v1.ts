@@ -36,17 +36,26 @@ export interface BackendCapabilitiesV1 {
   readonly submitGraceSeconds?: number;
 }
 
-/** Everything a backend may use for one operation. */
-export interface BackendContextV1 {
+/**
+ * Everything a backend may use for one operation. `Options` is the type of the backend's
+ * `profile.options` (`Static<typeof optionsSchema>`).
+ */
+export interface BackendContextV1<Options = JsonObject> {
   /** Reaches the target; shared by every operation on it. */
   readonly transport: TransportV1;
+  /**
+   * The profile's `options` (`{}` when it has none), checked against the backend's
+   * `optionsSchema` by the manager before the operation: read them here, typed, never from
+   * `profile.options`.
+   */
+  readonly options: Options;
   /** yonder's local state directory (the ledger's home). */
   readonly stateDirectory: string;
   readonly signal?: AbortSignal;
 }
 
 /** A job as a backend sees it when polling, cancelling or reading logs. */
-export interface BackendJobV1 {
+export interface BackendJobV1<Options = JsonObject> {
   readonly id: string;
   readonly name: string;
   readonly externalId: string | null;
@@ -54,6 +63,12 @@ export interface BackendJobV1 {
   readonly createdAt: string;
   readonly cancelRequested: boolean;
   readonly profile: Profile;
+  /**
+   * The options of the job's profile (as recorded at submit), checked against the backend's
+   * `optionsSchema` like `context.options`: jobs polled together may differ in options that
+   * are not part of their `targetKey`.
+   */
+  readonly options: Options;
   /** What the backend returned as `data` at submit. */
   readonly data: JsonObject;
 }
@@ -100,6 +115,10 @@ export interface FoundObservationV1 {
   readonly failureKind?: FailureKind | null;
   /** What answered: `squeue`, `sacct`, `exit-code-file`, `process`… */
   readonly source: string;
+  /** When the job itself started (ISO), when the target recorded it (the job's wrapper). */
+  readonly startedAt?: string;
+  /** When the job itself ended (ISO), when the target recorded it; becomes `finishedAt`. */
+  readonly endedAt?: string;
 }
 
 /** The source does not know the job. Not the same as finished. */
@@ -179,8 +198,11 @@ export interface ProbeReportV1 {
  * A backend: what runs a job. It never opens connections itself; every
  * command goes through `context.transport`. Core's JobManager is the only
  * thing that changes a job's state: a backend reports, core decides.
+ * `Options` is the type of its `profile.options`, `Static<typeof optionsSchema>`: the manager
+ * checks them against the schema and hands them over as `context.options` (as vercel/ai's
+ * `parseProviderOptions` does for providers), so a backend never casts them.
  */
-export interface BackendV1 {
+export interface BackendV1<Options = JsonObject> {
   readonly specificationVersion: 'v1';
   /** The registry id (`local`, `slurm`, `ssh`, `command`, or a plugin's). */
   readonly id: string;
@@ -189,16 +211,19 @@ export interface BackendV1 {
   readonly optionsSchema: TSchema;
   /** Backend-specific checks beyond the schema. Returns dot-path issues; never throws. */
   validateProfile(profile: Profile): ValidationIssue[];
-  /** Jobs whose profiles give the same key are polled and cancelled together. */
-  targetKey(profile: Profile): string;
+  /**
+   * Jobs whose profiles give the same key are polled and cancelled together. `options` are the
+   * profile's, checked as for `context.options`.
+   */
+  targetKey(profile: Profile, options: Options): string;
   /** Reach the target and report what is there (`yonder profile check`). */
-  probe(profile: Profile, context: BackendContextV1): Promise<ProbeReportV1>;
+  probe(profile: Profile, context: BackendContextV1<Options>): Promise<ProbeReportV1>;
   /**
    * Start a job.
    * @throws YonderError `E_SUBMIT_FAILED` when the target refused it (nothing was started),
    *   `E_TRANSPORT`/`E_TIMEOUT` when it is not known whether it started.
    */
-  submit(request: SubmitRequestV1, context: BackendContextV1): Promise<SubmitResultV1>;
+  submit(request: SubmitRequestV1, context: BackendContextV1<Options>): Promise<SubmitResultV1>;
   /**
    * Optional: start several jobs of one target at once (one round trip for all). The answer
    * has one entry per request, in order: its result, or the error that job met (`E_SUBMIT_FAILED`
@@ -207,7 +232,7 @@ export interface BackendV1 {
    */
   submitMany?(
     requests: readonly SubmitRequestV1[],
-    context: BackendContextV1,
+    context: BackendContextV1<Options>,
   ): Promise<ReadonlyArray<SubmitResultV1 | { readonly error: unknown }>>;
   /**
    * Find jobs whose submit was interrupted: the result if the target has the job, null if it
@@ -216,7 +241,7 @@ export interface BackendV1 {
    */
   recover?(
     requests: readonly SubmitRequestV1[],
-    context: BackendContextV1,
+    context: BackendContextV1<Options>,
   ): Promise<ReadonlyMap<string, SubmitResultV1 | null>>;
   /**
    * Observe every given job (all on one target) in as few commands as possible.
@@ -224,16 +249,16 @@ export interface BackendV1 {
    * every job counts as a failed query.
    */
   poll(
-    jobs: readonly BackendJobV1[],
-    context: BackendContextV1,
+    jobs: readonly BackendJobV1<Options>[],
+    context: BackendContextV1<Options>,
   ): Promise<ReadonlyMap<string, ObservationV1>>;
   /**
    * Ask for the jobs to stop (`force`: the last resort, after the grace period).
    * @throws YonderError when the target cannot be reached at all.
    */
   cancel(
-    jobs: readonly BackendJobV1[],
-    context: BackendContextV1,
+    jobs: readonly BackendJobV1<Options>[],
+    context: BackendContextV1<Options>,
     options: { readonly force: boolean },
   ): Promise<ReadonlyMap<string, CancelOutcomeV1>>;
   /**
@@ -245,8 +270,8 @@ export interface BackendV1 {
    *   when the target cannot be reached (yonder then shows the tail it read last).
    */
   readLog(
-    job: BackendJobV1,
+    job: BackendJobV1<Options>,
     options: ReadLogOptionsV1,
-    context: BackendContextV1,
+    context: BackendContextV1<Options>,
   ): Promise<LogChunkV1>;
 }

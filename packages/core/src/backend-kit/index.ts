@@ -1,0 +1,116 @@
+/**
+ * `@yonder/core/backend-kit`: what plugin authors (backends, transports, stores) build with —
+ * the fixed remote scripts and the job wrapper, the one quoting function, templates, the probe
+ * cache, log tails, bounded buffers, path mapping, validation helpers, process identity and
+ * state names. Nothing here changes a job's state; the JobManager alone does.
+ */
+export { exitObservation } from '../backend/exit-observation.js';
+export { readLogFile } from '../backend/local/read-log-file.js';
+export type { PluginKind } from '../errors/no-such-plugin-error.js';
+export { assertValid } from '../errors/validation-error.js';
+export {
+  createJobDirectory,
+  ensurePrivateDirectory,
+  openExclusive,
+  writeExclusive,
+} from '../fs/exclusive-files.js';
+export { type ParsedJson, parseJson } from '../json/parse-json.js';
+export { chooseTransport } from '../manager/choose-transport.js';
+export { normaliseProfile } from '../manager/normalise-profile.js';
+export { mapPath, mapSettingsPaths } from '../paths/map-paths.js';
+export { cachedProbe } from '../probe/probe-cache.js';
+export {
+  currentProcessIdentity,
+  isProcessAlive,
+  parseProcStat,
+  readBootId,
+  readProcessIdentity,
+} from '../process/process-identity.js';
+export { signalName } from '../process/signal-names.js';
+export { JOB_WRAPPER_SCRIPT } from '../remote/job-wrapper-script.js';
+export { outputBytes, READ_LOG_SCRIPT, readRemoteLog } from '../remote/read-remote-log.js';
+export {
+  EXIT_CODES_SCRIPT,
+  jobPayload,
+  outputField,
+  PREPARE_JOB_DIRECTORY,
+  parseExitCodes,
+  withoutField,
+} from '../remote/remote-scripts.js';
+export { sliceLog, tailLinesStart } from '../remote/slice-log.js';
+export { renderEnvFile } from '../shell/render-env-file.js';
+export { shJoin, shQuote } from '../shell/sh-quote.js';
+export {
+  isActive,
+  isJobState,
+  isTerminal,
+  JOB_STATES,
+  TERMINAL_STATES,
+} from '../state/job-states.js';
+export {
+  type NormalisedState,
+  normaliseState,
+  type StateDialect,
+} from '../state/normalise-state.js';
+export {
+  checkTemplate,
+  type ParsedTemplate,
+  parseTemplate,
+  renderTemplate,
+  replacePlaceholder,
+} from '../template/render-template.js';
+export { splitCommandLine } from '../template/split-template.js';
+export { BoundedBuffer, buildEnvironment, runLocal } from '../transport/local-transport.js';
+export {
+  checkPrivateEntry,
+  checkTrustedPath,
+  ensureTrustedDirectory,
+  type TrustOptions,
+} from '../trust/check-trusted-path.js';
+export {
+  appendPrivateFile,
+  createPrivateFile,
+  type PrivateWriteOptions,
+  readAtMost,
+  readPrivateFile,
+  removePrivateFile,
+  reserveSpareFile,
+  touchPrivateFile,
+  writeAll,
+  writePrivateFileAtomic,
+} from '../trust/private-files.js';
+export { describeMode, describeUser } from '../trust/user-name.js';
+export { JobRecordSchema, validateJobRecord } from '../validation/job-record-schema.js';
+export { type ParseOptionsInput, parseOptions } from '../validation/parse-options.js';
+export {
+  checkSchema,
+  type ProfileFields,
+  ProfileSchema,
+  pointerToPath,
+  validateProfileFields,
+} from '../validation/profile-schema.js';
+export {
+  MAX_SECRETS_FILE_BYTES,
+  MAX_SETTINGS_BYTES,
+  readInputFile,
+} from '../validation/read-input-file.js';
+export {
+  checkPlainData,
+  isReservedKey,
+  MAX_JSON_DEPTH,
+  RESERVED_KEYS,
+} from '../validation/reserved-keys.js';
+export {
+  checkAbsolutePath,
+  checkHost,
+  checkText,
+  ENV_NAME_PATTERN,
+  EXTERNAL_ID_PATTERN,
+  type ExternalId,
+  HOST_PATTERN,
+  PLUGIN_ID_PATTERN,
+  PROFILE_NAME_PATTERN,
+  parseExternalId,
+  trimTrailingSlash,
+} from '../validation/validate-fields.js';
+export { validateJobSpec, validateResources } from '../validation/validate-job-spec.js';

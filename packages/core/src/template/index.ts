@@ -1,8 +1,0 @@
-export {
-  checkTemplate,
-  type ParsedTemplate,
-  parseTemplate,
-  renderTemplate,
-  replacePlaceholder,
-} from './render-template.js';
-export { splitCommandLine } from './split-template.js';

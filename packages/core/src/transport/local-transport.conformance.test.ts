@@ -1,0 +1,5 @@
+import { it } from 'vitest';
+import { transportConformance } from '../conformance/index.js';
+import { createLocalTransport } from './local-transport.js';
+
+transportConformance(it, () => createLocalTransport());

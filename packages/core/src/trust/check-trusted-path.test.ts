@@ -1,0 +1,161 @@
+/** The StrictModes-like trust check, on real directories, modes and links. */
+import {
+  chmodSync,
+  lchownSync,
+  mkdirSync,
+  mkdtempSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { UntrustedPathError } from '../errors/untrusted-path-error.js';
+import {
+  checkPrivateEntry,
+  checkTrustedPath,
+  ensureTrustedDirectory,
+} from './check-trusted-path.js';
+
+let base: string;
+const me = process.getuid?.() ?? 0;
+
+beforeEach(() => {
+  base = mkdtempSync(join(tmpdir(), 'yonder-trust-'));
+});
+afterEach(() => {
+  rmSync(base, { recursive: true, force: true });
+});
+
+function refusal(action: () => unknown): UntrustedPathError {
+  try {
+    action();
+  } catch (error) {
+    expect(UntrustedPathError.isInstance(error), String(error)).toBe(true);
+    return error as UntrustedPathError;
+  }
+  throw new Error('expected an UntrustedPathError');
+}
+
+describe('checkTrustedPath', () => {
+  it('accepts a private directory under a sticky, world-writable /tmp', () => {
+    expect(statSync(tmpdir()).mode & 0o1000).toBe(0o1000);
+    expect(checkTrustedPath(base, { type: 'directory' })).toBe(true);
+  });
+
+  it('refuses a directory others can write, naming it, its owner and mode, and the fix', () => {
+    const state = join(base, 'state');
+    mkdirSync(state);
+    chmodSync(state, 0o777);
+    const error = refusal(() => checkTrustedPath(state, { role: 'the state directory' }));
+    expect(error.code).toBe('E_UNTRUSTED_PATH');
+    expect(error.path).toBe(state);
+    expect(error.mode).toBe(0o777);
+    expect(error.message).toContain(`Refusing the state directory ${state}`);
+    expect(error.message).toContain('mode 0777');
+    expect(error.message).toContain('writable by its group and others');
+    expect(error.message).toContain(`Fix: chmod go-w ${state}`);
+    expect(error.message).toMatch(/owner \S+ \(uid \d+\)|owner uid \d+/);
+  });
+
+  it('refuses a path below a parent others can write without the sticky bit', () => {
+    const shared = join(base, 'shared');
+    mkdirSync(join(shared, 'state'), { recursive: true });
+    chmodSync(shared, 0o775);
+    const error = refusal(() => checkTrustedPath(join(shared, 'state')));
+    expect(error.path).toBe(shared);
+    expect(error.message).toContain('writable by its group');
+    expect(error.message).toContain(`chmod go-w ${shared}`);
+    chmodSync(shared, 0o1777);
+    expect(checkTrustedPath(join(shared, 'state'))).toBe(true);
+  });
+
+  it('refuses the path itself when it is sticky but world-writable (only parents may be)', () => {
+    chmodSync(base, 0o1777);
+    expect(refusal(() => checkTrustedPath(base)).path).toBe(base);
+  });
+
+  it('refuses a path that belongs to another user; parents of root are fine', () => {
+    const other = me === 4242 ? 4243 : 4242;
+    const error = refusal(() => checkTrustedPath(base, { uid: other }));
+    expect(error.path).toBe(base);
+    expect(error.message).toContain('belongs to another user');
+    expect(error.message).toContain('uid 4242');
+    // The same directory as a parent of root's is refused too unless it is root's.
+    mkdirSync(join(base, 'x'));
+    const parent = refusal(() => checkTrustedPath(join(base, 'x'), { uid: other }));
+    expect(parent.path).toBe(me === 0 ? join(base, 'x') : base);
+  });
+
+  it('follows a link of the user’s to a trusted place, and checks where it leads', () => {
+    const real = join(base, 'real');
+    mkdirSync(real);
+    symlinkSync(real, join(base, 'link'));
+    expect(checkTrustedPath(join(base, 'link'), { type: 'directory' })).toBe(true);
+    chmodSync(real, 0o777);
+    expect(refusal(() => checkTrustedPath(join(base, 'link'))).path).toBe(real);
+  });
+
+  it('refuses a link made by another user on the way', () => {
+    mkdirSync(join(base, 'real'));
+    symlinkSync(join(base, 'real'), join(base, 'link'));
+    if (me === 0) {
+      // root can give the link away: every real directory stays root's, only the link is not.
+      lchownSync(join(base, 'link'), 4242, 4242);
+      const error = refusal(() => checkTrustedPath(join(base, 'link', 'x')));
+      expect(error.path).toBe(join(base, 'link'));
+      expect(error.message).toContain('symbolic link made by another user');
+      expect(error.message).toContain(`rm ${join(base, 'link')}`);
+    } else {
+      // Not root: the link and its directory are ours, so for another user both are refused.
+      expect(refusal(() => checkTrustedPath(join(base, 'link', 'x'), { uid: 4242 })).path).toBe(
+        base,
+      );
+    }
+  });
+
+  it('says false for a missing path whose existing parents pass, and refuses one below a bad parent', () => {
+    expect(checkTrustedPath(join(base, 'a', 'b'))).toBe(false);
+    chmodSync(base, 0o777);
+    expect(refusal(() => checkTrustedPath(join(base, 'a', 'b'))).path).toBe(base);
+  });
+
+  it('checks the type of the path itself', () => {
+    writeFileSync(join(base, 'file'), 'x', { mode: 0o600 });
+    expect(
+      refusal(() => checkTrustedPath(join(base, 'file'), { type: 'directory' })).message,
+    ).toContain('is not a directory');
+    expect(checkTrustedPath(join(base, 'file'), { type: 'file' })).toBe(true);
+  });
+});
+
+describe('ensureTrustedDirectory', () => {
+  it('makes every missing directory 0700, one at a time', () => {
+    const deep = join(base, 'one', 'two', 'three');
+    expect(ensureTrustedDirectory(deep)).toBe(deep);
+    for (const dir of [join(base, 'one'), join(base, 'one', 'two'), deep])
+      expect(statSync(dir).mode & 0o777).toBe(0o700);
+  });
+
+  it('makes nothing below a parent others can write', () => {
+    chmodSync(base, 0o777);
+    refusal(() => ensureTrustedDirectory(join(base, 'state')));
+    expect(() => statSync(join(base, 'state'))).toThrow();
+  });
+});
+
+describe('checkPrivateEntry', () => {
+  it('refuses a link in place of one of yonder’s own files, and a file others can write', () => {
+    writeFileSync(join(base, 'target'), 'x', { mode: 0o600 });
+    symlinkSync(join(base, 'target'), join(base, 'index.log'));
+    expect(refusal(() => checkPrivateEntry(join(base, 'index.log'))).message).toContain(
+      'symbolic link',
+    );
+    writeFileSync(join(base, 'open'), 'x', { mode: 0o666 });
+    chmodSync(join(base, 'open'), 0o666);
+    expect(refusal(() => checkPrivateEntry(join(base, 'open'))).message).toContain('chmod go-w');
+    expect(checkPrivateEntry(join(base, 'missing'))).toBe(false);
+  });
+});

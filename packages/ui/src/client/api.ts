@@ -1,0 +1,105 @@
+/** The page's calls to its server: JSON reads, state-changing posts carrying the session's CSRF token, and the live event streams. */
+
+/** A row of the jobs table, as the server sends it. */
+export interface JobRow {
+  id: string;
+  name: string;
+  profile: string;
+  backend: string;
+  target: string;
+  state: string;
+  nativeState: string | null;
+  exitCode: number | null;
+  signal: string | null;
+  reason: string | null;
+  failureKind: string | null;
+  externalId: string | null;
+  createdAt: string;
+  submittedAt: string | null;
+  finishedAt: string | null;
+  updatedAt: string;
+  error: { code: string; message: string } | null;
+  cancelRequested: boolean;
+}
+
+export interface StaleTarget {
+  backend: string;
+  target: string;
+  profiles: string[];
+  message: string;
+  since: string;
+  jobs: number;
+}
+
+export interface JobPage {
+  total: number;
+  offset: number;
+  rows: JobRow[];
+  states: Record<string, number>;
+  profiles: string[];
+  problems: string[];
+  stale: StaleTarget[];
+  unreadable: Array<{ location: string; message: string }>;
+}
+
+function csrf(): string {
+  return document.querySelector<HTMLMetaElement>('meta[name="yonder-csrf"]')?.content ?? '';
+}
+
+export class ApiError extends Error {}
+
+async function answer<T>(response: Response): Promise<T> {
+  const body = (await response.json().catch(() => null)) as
+    | (T & { error?: { message: string } })
+    | null;
+  if (!response.ok)
+    throw new ApiError(body?.error?.message ?? `The server answered ${response.status}.`);
+  return body as T;
+}
+
+export async function getJson<T>(path: string, signal?: AbortSignal): Promise<T> {
+  return answer<T>(
+    await fetch(path, { credentials: 'same-origin', ...(signal ? { signal } : {}) }),
+  );
+}
+
+export async function postJson<T>(path: string, body: unknown): Promise<T> {
+  return answer<T>(
+    await fetch(path, {
+      method: 'POST',
+      credentials: 'same-origin',
+      headers: { 'content-type': 'application/json', 'x-yonder-csrf': csrf() },
+      body: JSON.stringify(body),
+    }),
+  );
+}
+
+export type ResubmitOutcome =
+  | { from: string; ok: true; id: string }
+  | { from: string; ok: false; message: string };
+
+export function cancelJobs(ids: string[]): Promise<{ jobs: JobRow[] }> {
+  return postJson('/api/cancel', { ids });
+}
+
+export function resubmitJobs(ids: string[]): Promise<{ outcomes: ResubmitOutcome[] }> {
+  return postJson('/api/resubmit', { ids });
+}
+
+/** The live stream of job changes, with the connection's state shown in the header. */
+export function liveEvents(handlers: Record<string, (data: unknown) => void>): EventSource {
+  const source = new EventSource('/api/events');
+  const status = document.getElementById('connection');
+  source.addEventListener('open', () => {
+    if (status) status.textContent = 'live';
+    status?.classList.remove('offline');
+  });
+  source.addEventListener('error', () => {
+    if (status) status.textContent = 'reconnecting…';
+    status?.classList.add('offline');
+  });
+  for (const [event, handle] of Object.entries(handlers)) {
+    source.addEventListener(event, (message) => handle(JSON.parse((message as MessageEvent).data)));
+  }
+  return source;
+}
