@@ -22,11 +22,10 @@ let watched: StdoutPipe | undefined;
 /**
  * This process's stdout, watched (one per process). An error writing to it (the reader closed
  * the pipe: `yonder list | head -1`) aborts `closed` instead of crashing with a stack trace.
- * `write` goes straight to file descriptor 1, as `cat` does: a blocking pipe takes the bytes as
- * fast as its reader reads them and nothing waits in memory; only when the descriptor is
- * non-blocking and full does the rest wait in `process.stdout` for 'drain'. `process.stdout`
- * is made only when needed (making it turns a pipe non-blocking). stderr's errors are
- * swallowed: there is nowhere left to report them.
+ * `write` makes the pipe blocking and goes straight to file descriptor 1, as `cat` does: the pipe
+ * takes the bytes as fast as its reader reads them and nothing waits in memory; should the
+ * descriptor still be non-blocking and full, the rest waits in `process.stdout` for 'drain'.
+ * stderr's errors are swallowed: there is nowhere left to report them.
  */
 export function watchStdout(): StdoutPipe {
   if (watched) return watched;
@@ -50,6 +49,18 @@ export function watchStdout(): StdoutPipe {
       target.once('drain', done);
       controller.signal.addEventListener('abort', done, { once: true });
     });
+  let blocking = false;
+  /**
+   * Make stdout's pipe blocking, as coreutils' is (the `set-blocking` way): a write then waits
+   * in the kernel until the reader has taken it, instead of a round of the event loop for every
+   * 64 KiB the pipe holds. Node made it non-blocking as soon as anything imported `node:process`.
+   */
+  const block = (): void => {
+    if (blocking) return;
+    blocking = true;
+    const handle = (streamOf() as { _handle?: { setBlocking?: (on: boolean) => unknown } })._handle;
+    handle?.setBlocking?.(true);
+  };
   watched = {
     closed: controller.signal,
     send(data) {
@@ -57,6 +68,7 @@ export function watchStdout(): StdoutPipe {
     },
     async write(data) {
       if (controller.signal.aborted) return;
+      block();
       let bytes = typeof data === 'string' ? Buffer.from(data) : data;
       if (!stream || stream.writableLength === 0) {
         let done = 0;
