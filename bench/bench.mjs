@@ -352,6 +352,10 @@ function ledgerCase() {
   }
 }
 
+/** A file copied to stdout by Node at its plainest: what no Node program streaming a log can beat. */
+const NODE_COPY =
+  "const fs=require('fs');const fd=fs.openSync(process.argv[1],'r');const b=Buffer.allocUnsafe(4<<20);let n;while((n=fs.readSync(fd,b,0,b.length,null))>0){let w=0;while(w<n)w+=fs.writeSync(1,b,w,n-w)}";
+
 /** Wall time of a shell pipeline and the peak RSS (KiB) `/usr/bin/time` wrote to `rssFile`. */
 function pipeline(script, env, rssFile) {
   const started = now();
@@ -418,6 +422,7 @@ async function logsCase(sshConfig) {
     const log = JSON.parse(cli('status', id, '--json')).result.data.log;
     const follow = [];
     const baseline = [];
+    const floor = [];
     let peakKb = 0;
     for (let repeat = 0; repeat < repeats; repeat += 1) {
       const run = pipeline(
@@ -428,6 +433,11 @@ async function logsCase(sshConfig) {
       follow.push(run.ms);
       peakKb = Math.max(peakKb, run.peakKb);
       baseline.push(pipeline(entry.baseline(log), {}).ms);
+      // The floor for any Node program: a loop of readSync and writeSync, 4 MiB at a time.
+      if (entry.profile === 'local')
+        floor.push(
+          pipeline(`node -e ${JSON.stringify(NODE_COPY)} ${log} | cat > /dev/null`, {}).ms,
+        );
     }
     const same = spawnSync('bash', ['-c', `cmp <(node ${BIN} logs ${id} --all) ${source}`], {
       env: { ...process.env, ...yonderEnv },
@@ -443,7 +453,7 @@ async function logsCase(sshConfig) {
       baselineMs,
       peakKb,
       throughputRatio: baselineMs / yonderMs,
-      extra: `peak RSS ${(peakKb / 1024).toFixed(1)} MiB, ${(bytes / 1024 ** 2 / (yonderMs / 1000)).toFixed(0)} MiB/s against ${(bytes / 1024 ** 2 / (baselineMs / 1000)).toFixed(0)} MiB/s, bytes ${same.status === 0 ? 'identical (cmp)' : 'DIFFER'}`,
+      extra: `${floor.length > 0 ? `node copy loop ${ms(median(floor))} (yonder ${(median(floor) / yonderMs).toFixed(2)}× it), ` : ''}peak RSS ${(peakKb / 1024).toFixed(1)} MiB, ${(bytes / 1024 ** 2 / (yonderMs / 1000)).toFixed(0)} MiB/s against ${(bytes / 1024 ** 2 / (baselineMs / 1000)).toFixed(0)} MiB/s, bytes ${same.status === 0 ? 'identical (cmp)' : 'DIFFER'}`,
     });
   }
   rmSync(state, { recursive: true, force: true });
