@@ -51,7 +51,7 @@ describe('command backend with real programs', () => {
       failureKind: 'application',
       history: expect.arrayContaining([expect.objectContaining({ source: 'exit-code-file' })]),
     });
-    expect((await m.logs(job.id)).chunk.text).toBe('out\n');
+    expect((await m.logs(job.id)).chunk.data.toString()).toBe('out\n');
   }, 40_000);
 
   it('calls a per-job status command once per job, and reads JSON lines', async () => {

@@ -12,7 +12,13 @@ import {
   type ValidationIssue,
   YonderError,
 } from '@yonder/core';
-import { cachedProbe, checkTemplate, readRemoteLog, tailLines } from '@yonder/core/backend-kit';
+import {
+  cachedProbe,
+  checkTemplate,
+  outputBytes,
+  readRemoteLog,
+  sliceLog,
+} from '@yonder/core/backend-kit';
 import { type CommandOptions, CommandOptionsSchema, PLACEHOLDERS } from './command-options.js';
 import { commandPoll } from './command-poll.js';
 import { commandSubmit } from './command-submit.js';
@@ -30,6 +36,9 @@ export { jobScript } from './command-submit.js';
 export { renderCommand } from './command-templates.js';
 
 export const COMMAND_BACKEND_ID = 'command';
+
+/** The most a logs command may print: it prints the whole log every time it is read. */
+const LOGS_COMMAND_MAX_BYTES = 64 * 1024 * 1024;
 
 /**
  * The command backend: any scheduler, through the profile's submit, status, cancel and
@@ -206,22 +215,23 @@ export function createCommandBackend(): BackendV1<CommandOptions> {
       const template = parsedTemplates(context.options).logs;
       if (!template)
         return readRemoteLog(context.transport, String(job.data.log ?? ''), readOptions);
-      const result = await runCommand(
-        context,
+      const result = await context.transport.run(
         renderCommand(template, jobValues(job), [], 'options.logs'),
+        {
+          timeoutMs: (context.options.timeoutSeconds ?? 120) * 1000,
+          encoding: 'buffer',
+          maxOutputBytes: LOGS_COMMAND_MAX_BYTES,
+        },
       );
       if (result.exitCode !== 0)
         throw new YonderError('E_LOG_UNAVAILABLE', `logs command: ${commandFailure(result)}`);
-      const bytes = Buffer.from(result.stdout, 'utf8');
-      if (readOptions.offset !== undefined) {
-        const start = Math.min(readOptions.offset, bytes.length);
-        return { exists: true, text: bytes.subarray(start).toString('utf8'), offset: bytes.length };
-      }
-      return {
-        exists: true,
-        text: tailLines(result.stdout, readOptions.tailLines ?? 200),
-        offset: bytes.length,
-      };
+      if (result.stdoutTruncated)
+        throw new YonderError(
+          'E_LOG_UNAVAILABLE',
+          `The logs command printed more than ${LOGS_COMMAND_MAX_BYTES / 1048576} MiB, the most yonder takes from it; for logs of any size, leave options.logs unset so the job's log file is read.`,
+        );
+      // The command prints the whole log: the part asked for is cut from its bytes.
+      return sliceLog(outputBytes(context.transport, result, 'the logs command'), readOptions);
     },
   };
   return backend;

@@ -159,10 +159,12 @@ describe('slurm backend against the test cluster', () => {
     const ids = jobs.filter((job) => job.state === 'pending').map((job) => job.id);
     const { jobs: done } = await manager.wait(ids, { timeoutMs: 90_000 });
     expect(done.every((job) => job.state === 'succeeded')).toBe(true);
-    expect((await manager.logs(jobs[0]?.id as string)).chunk.text).toBe(
+    expect((await manager.logs(jobs[0]?.id as string)).chunk.data.toString()).toBe(
       `a b|s'$(x)|${JSON.stringify({ k: 'v' }, null, 2)}\n`,
     );
-    expect((await manager.logs(jobs[2]?.id as string)).chunk.text).toBe('second: $(y) ;z\n');
+    expect((await manager.logs(jobs[2]?.id as string)).chunk.data.toString()).toBe(
+      'second: $(y) ;z\n',
+    );
   }, 120_000);
 
   it('polls many jobs with one squeue and one sacct', async () => {
@@ -213,7 +215,7 @@ describe('slurm backend against the test cluster', () => {
     );
     const { jobs } = await manager.wait([job.id], { timeoutMs: 90_000 });
     expect(jobs[0]?.state).toBe('succeeded');
-    expect((await manager.logs(job.id)).chunk.text).toBe(
+    expect((await manager.logs(job.id)).chunk.data.toString()).toBe(
       `it's|$(touch /tmp/yonder-canary)|a b|-x|/tmp|va'l $(ue)|`,
     );
     expect(existsSync('/tmp/yonder-canary')).toBe(false);

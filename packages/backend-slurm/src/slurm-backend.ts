@@ -98,16 +98,8 @@ export function createSlurmBackend(settings: SlurmBackendSettings = {}): Backend
 
     cancel: (jobs, context) => slurmCancel(jobs, context),
 
-    async readLog(job, readOptions, context): Promise<LogChunkV1> {
-      return readRemoteLog(
-        context.transport,
-        String(job.data.log ?? ''),
-        readOptions,
-        job.state === 'pending'
-          ? 'The job has not started yet: Slurm creates its log when it starts.'
-          : `The log ${String(job.data.log)} does not exist (yet).`,
-      );
-    },
+    readLog: (job, readOptions, context): Promise<LogChunkV1> =>
+      readRemoteLog(context.transport, String(job.data.log ?? ''), readOptions),
   };
 }
 

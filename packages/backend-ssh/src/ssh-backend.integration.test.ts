@@ -64,7 +64,7 @@ process.exit(0);`,
     const id = child.stdout.trim();
     const { jobs } = await manager.wait([id], { timeoutMs: 30_000 });
     expect(jobs[0]).toMatchObject({ state: 'succeeded', exitCode: 0 });
-    expect((await manager.logs(id)).chunk.text).toBe('survived\n');
+    expect((await manager.logs(id)).chunk.data.toString()).toBe('survived\n');
     await manager.close();
   }, 60_000);
 
@@ -76,7 +76,7 @@ process.exit(0);`,
       { profile: 'box' },
     );
     await until(
-      async () => (await manager.logs(stubborn.id)).chunk.text.includes('ready'),
+      async () => (await manager.logs(stubborn.id)).chunk.data.toString().includes('ready'),
       10_000,
       'the job to trap TERM',
       100,
@@ -127,7 +127,9 @@ process.exit(0);`,
     const { jobs } = await manager.wait([job.id], { timeoutMs: 90_000 });
     expect(jobs[0]).toMatchObject({ state: 'failed', exitCode: 6, backend: 'slurm' });
     expect(String(jobs[0]?.data.jobDir)).toMatch(/^\/home\/yonder-test\/\.yonder\/slurm\//);
-    expect((await manager.logs(job.id)).chunk.text).toBe("on yonder-test: a 'quoted' $(arg)\n");
+    expect((await manager.logs(job.id)).chunk.data.toString()).toBe(
+      "on yonder-test: a 'quoted' $(arg)\n",
+    );
     const held = await manager.submit(
       { argv: ['true'], schedulerOptions: ['--hold'] },
       { profile: 'hpc' },

@@ -148,10 +148,12 @@ export async function execOnce(
           );
           return;
         }
+        const bytes = options.encoding === 'buffer';
         resolvePromise({
           exitCode: code ?? null,
           signal: signal ?? null,
-          stdout: stdout.text(),
+          stdout: bytes ? '' : stdout.text(),
+          ...(bytes ? { stdoutBytes: stdout.bytes() } : {}),
           stderr: stderr.text(),
           stdoutTruncated: stdout.truncated,
           stderrTruncated: stderr.truncated,

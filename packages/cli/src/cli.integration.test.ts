@@ -140,7 +140,7 @@ describe('yonder CLI', () => {
     expect(submit.code, submit.stderr).toBe(0);
     const id = submit.stdout.trim();
     expect((await yonder(['wait', id])).code).toBe(0);
-    expect((await yonder(['logs', id])).stdout).toBe(`${words.join('\n')}\n`);
+    expect((await yonder(['logs', id, '--all'])).stdout).toBe(`${words.join('\n')}\n`);
     expect(existsSync(canary)).toBe(false);
   });
 
@@ -167,7 +167,7 @@ describe('yonder CLI', () => {
     expect(submit.code, submit.stderr).toBe(0);
     const id = submit.stdout.trim();
     expect((await yonder(['wait', id])).code).toBe(0);
-    const out = (await yonder(['logs', id])).stdout.split('\n');
+    const out = (await yonder(['logs', id, '--all'])).stdout.split('\n');
     expect(out[0]).toBe(work);
     expect(out[1]).toBe('hi there');
     expect(out[2]).toBe('tok$(en)');

@@ -3,6 +3,7 @@ import type { Command, CommandContext } from './command.js';
 import { errorText } from './error-text.js';
 import { defaultIo, errorEnvelope, type Io } from './output.js';
 import { createRuntime, type Runtime } from './runtime.js';
+import { SIGPIPE_STATUS } from './stdout-pipe.js';
 import { UsageError } from './usage-error.js';
 import { VERSION } from './version.js';
 
@@ -15,7 +16,7 @@ Usage:
   yonder list [--all] [--state S] [--profile P] [--no-refresh] [--json]     (alias: ls)
   yonder status JOB... [--no-refresh] [--json]
   yonder wait JOB... [--timeout SECONDS] [--json]
-  yonder logs JOB [--lines N] [--follow]
+  yonder logs JOB [-n N | -c N | --all] [-f] [--json]
   yonder cancel JOB... [--json]
   yonder profile add NAME --backend B [--host H] [--workdir D] [--local-root P --remote-root P]
                  [--pending-timeout S] [--poll-seconds S] [--cancel-grace S] [--set KEY=VALUE]...
@@ -28,7 +29,8 @@ Usage:
 JOB is a job id or an unambiguous prefix of one. --profile defaults to $YONDER_PROFILE, else "local".
 The ledger lives in $YONDER_STATE_DIR, else $XDG_STATE_HOME/yonder, else ~/.local/state/yonder.
 
-Exit status: 0 success; 1 failure; 2 usage error; wait: the job's exit code when one job failed, 124 on timeout.
+Exit status: 0 success; 1 failure; 2 usage error; wait: the job's exit code when one job failed, 124 on timeout;
+130 after Ctrl-C (logs --follow); 141 when stdout was closed early (yonder list | head -1), quietly.
 `;
 
 const COMMANDS: Record<string, () => Promise<{ run: Command }>> = {
@@ -76,8 +78,11 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
         `Unknown command "${name}". Commands: submit, list, status, wait, logs, cancel, profile, plugins, ui.`,
       );
     const { run } = await load();
-    return await run(rest, context);
+    const code = await run(rest, context);
+    return io.closed?.aborted ? SIGPIPE_STATUS : code;
   } catch (thrown) {
+    // stdout's reader went away: whatever failed after that, end quietly, as coreutils do.
+    if (io.closed?.aborted) return SIGPIPE_STATUS;
     const error = toYonderError(thrown);
     if (json) io.stdout(errorEnvelope(error.code, errorText(error)));
     else {

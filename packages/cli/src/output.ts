@@ -1,11 +1,16 @@
 /** How the CLI writes: where output goes, colour, the JSON envelope, and jobs as tables and details. */
 import type { JobRecord, JobState } from '@yonder/core';
 import { escapeControlCharacters, formatTable } from './format-table.js';
+import { watchStdout } from './stdout-pipe.js';
 
 /** Where a command writes, and how. Progress and logs go to stderr; results to stdout. */
 export interface Io {
-  stdout: (text: string) => void;
+  stdout: (text: string | Uint8Array) => void;
   stderr: (text: string) => void;
+  /** Write to stdout and wait until it can take more (backpressure); default: `stdout`. */
+  write?: (data: string | Uint8Array) => Promise<void>;
+  /** Aborted when stdout's reader has gone (EPIPE): the command stops and ends quietly. */
+  closed?: AbortSignal;
   /** Colour only on a terminal, never with NO_COLOR. */
   color: boolean;
   env: NodeJS.ProcessEnv;
@@ -13,9 +18,12 @@ export interface Io {
 }
 
 export function defaultIo(): Io {
+  const stdout = watchStdout();
   return {
-    stdout: (text) => process.stdout.write(text),
+    stdout: (text) => stdout.send(text),
     stderr: (text) => process.stderr.write(text),
+    write: (data) => stdout.write(data),
+    closed: stdout.closed,
     color:
       Boolean(process.stdout.isTTY) && !('NO_COLOR' in process.env) && process.env.TERM !== 'dumb',
     env: process.env,
@@ -46,9 +54,15 @@ export function errorEnvelope(code: string, message: string): string {
   return `${JSON.stringify({ ok: false, error: { code, message } })}\n`;
 }
 
-/** A job for JSON output: the ledger record without internal bookkeeping. */
+/** A job for JSON output: the ledger record without internal bookkeeping (nor the kept log tail). */
 export function jobJson(job: JobRecord): Record<string, unknown> {
-  const { revision: _revision, submitter: _submitter, misses: _misses, ...rest } = job;
+  const {
+    revision: _revision,
+    submitter: _submitter,
+    misses: _misses,
+    logTail: _logTail,
+    ...rest
+  } = job;
   return rest;
 }
 

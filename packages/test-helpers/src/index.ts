@@ -11,6 +11,7 @@ export {
   LINE_BREAKS,
   NUL,
 } from './hostile-fragments.js';
+export { logBytes, logPiece, logWrites, referenceTail } from './log-bytes.js';
 export {
   alive,
   JOB_GONE_MS,

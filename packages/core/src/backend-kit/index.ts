@@ -5,7 +5,7 @@
  * state names. Nothing here changes a job's state; the JobManager alone does.
  */
 export { exitObservation } from '../backend/exit-observation.js';
-export { readLogFile, tailLines } from '../backend/local/read-log-file.js';
+export { readLogFile } from '../backend/local/read-log-file.js';
 export type { PluginKind } from '../errors/no-such-plugin-error.js';
 export { assertValid } from '../errors/validation-error.js';
 export {
@@ -28,16 +28,16 @@ export {
 } from '../process/process-identity.js';
 export { signalName } from '../process/signal-names.js';
 export { JOB_WRAPPER_SCRIPT } from '../remote/job-wrapper-script.js';
+export { outputBytes, READ_LOG_SCRIPT, readRemoteLog } from '../remote/read-remote-log.js';
 export {
   EXIT_CODES_SCRIPT,
   jobPayload,
   outputField,
   PREPARE_JOB_DIRECTORY,
   parseExitCodes,
-  READ_LOG_SCRIPT,
-  readRemoteLog,
   withoutField,
 } from '../remote/remote-scripts.js';
+export { sliceLog, tailLinesStart } from '../remote/slice-log.js';
 export { renderEnvFile } from '../shell/render-env-file.js';
 export { shJoin, shQuote } from '../shell/sh-quote.js';
 export {

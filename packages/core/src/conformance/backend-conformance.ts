@@ -10,6 +10,7 @@ import type { Profile } from '../spec/profile.js';
 import type { TransportV1 } from '../spec/transport/v1/transport-v1.js';
 import { createMemoryStore } from '../store/memory-store.js';
 import { createLocalTransport } from '../transport/local-transport.js';
+import { logConformance } from './log-conformance.js';
 import type { TestFunction } from './types.js';
 
 function check(condition: unknown, message: string): asserts condition {
@@ -43,7 +44,8 @@ export interface ConformanceHarness {
 /**
  * The contract every backend must keep, exercised with real jobs on its target:
  * success, failure with an exit code, arguments that must arrive literally, settings,
- * secrets kept out of the ledger, batched polls, and cancel.
+ * secrets kept out of the ledger, batched polls, cancel, and logs read back byte for byte
+ * (bytes that are not UTF-8, characters cut by chunks, no final newline).
  * Usage: `backendConformance(it, () => createMyBackend(), { profile: { name: 'x', backend: 'my' } })`.
  */
 export function backendConformance(
@@ -114,8 +116,8 @@ export function backendConformance(
   const output = async (h: ConformanceHarness, job: JobRecord): Promise<string> => {
     const deadline = Date.now() + 15_000;
     for (;;) {
-      const { chunk } = await h.manager.logs(job.id, { lines: 1000 });
-      if (chunk.text || Date.now() > deadline) return chunk.text;
+      const { chunk } = await h.manager.logs(job.id, { all: true });
+      if (chunk.data.length > 0 || Date.now() > deadline) return chunk.data.toString('utf8');
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
   };
@@ -284,6 +286,14 @@ export function backendConformance(
       timeout + 20_000,
     );
   }
+
+  logConformance(test, {
+    profile: options.profile,
+    timeout,
+    createTransport: options.createTransport ?? (() => createLocalTransport()),
+    withHarness,
+    run: (h, argv) => run(h, argv),
+  });
 
   options.additionalTests?.(test, harness);
 }

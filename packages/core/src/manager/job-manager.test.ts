@@ -2,11 +2,13 @@ import { Type } from '@sinclair/typebox';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { YonderError } from '../errors/yonder-error.js';
 import { createRegistry } from '../registry/registry.js';
+import { sliceLog } from '../remote/slice-log.js';
 import type {
   BackendJobV1,
   BackendV1,
   CancelOutcomeV1,
   ObservationV1,
+  ReadLogOptionsV1,
   SubmitRequestV1,
   SubmitResultV1,
 } from '../spec/backend/v1/backend-v1.js';
@@ -74,8 +76,8 @@ class ScriptedBackend implements BackendV1 {
     this.cancels.push({ ids: jobs.map((job) => job.id), force: options.force });
     return new Map<string, CancelOutcomeV1>(jobs.map((job) => [job.id, { kind: 'sent' }]));
   }
-  async readLog() {
-    return { exists: true, text: 'log\n', offset: 4 };
+  async readLog(_job: BackendJobV1, options: ReadLogOptionsV1) {
+    return sliceLog(Buffer.from('log\n'), options);
   }
 }
 
@@ -358,19 +360,27 @@ describe('JobManager waits on its injected clock', () => {
     expect((await waiting).timedOut).toBe(true);
     // The log has its first line, then nothing more: follow pauses until the abort.
     let reads = 0;
-    backend.readLog = async () =>
-      reads++ === 0
-        ? { exists: true, text: 'log\n', offset: 4 }
-        : { exists: true, text: '', offset: 4 };
+    backend.readLog = async (_job, options) => {
+      reads += 1;
+      return sliceLog(Buffer.from('log\n'), options);
+    };
     const output: string[] = [];
     const again = new AbortController();
     const polls = backend.polls.length;
-    const following = manager.follow(job.id, (text) => output.push(text), {
-      signal: again.signal,
-    });
+    const following = manager.follow(
+      job.id,
+      (chunk) => {
+        output.push(chunk.data.toString());
+      },
+      {
+        signal: again.signal,
+      },
+    );
     await vi.waitFor(() => expect(reads).toBe(2));
     again.abort();
-    expect((await following).id).toBe(job.id);
+    const followed = await following;
+    expect(followed.job.id).toBe(job.id);
+    expect(followed.aborted).toBe(true);
     expect(output).toEqual(['log\n']);
     expect(backend.polls.length - polls).toBe(1);
   });

@@ -9,7 +9,13 @@ import type { TransportFactoryV1 } from '../spec/transport/v1/transport-factory-
 import { DEFAULT_STATE_POLICY, type StatePolicy } from '../state/apply-observation.js';
 import { isTerminal } from '../state/job-states.js';
 import { requestCancel } from './cancel-jobs.js';
-import { followJobLog, readJobLog } from './job-logs.js';
+import {
+  followJobLog,
+  type LogOptions,
+  type LogResult,
+  type LogWriter,
+  streamJobLog,
+} from './job-logs.js';
 import { type ManagerContext, reread } from './manager-context.js';
 import { backendOptions } from './profile-options.js';
 import { checkProfile, readProfile, saveProfile, validateProfile } from './profiles.js';
@@ -21,6 +27,7 @@ import { type WaitOptions, waitForCancelled, waitForJobs } from './wait-for-jobs
 import { type Backoff, timerSleep } from './wait-loop.js';
 import { type JobWatch, type WatchJobsOptions, watchJobs } from './watch-jobs.js';
 
+export type { LogOptions, LogRange, LogResult, LogWriter } from './job-logs.js';
 export { BUILTIN_LOCAL_PROFILE } from './profiles.js';
 export type { RefreshOptions } from './refresh-jobs.js';
 export type { WaitOptions } from './wait-for-jobs.js';
@@ -260,24 +267,58 @@ export class JobManager {
     return waitForJobs(this.context, await resolveJobs(this.store, references), options);
   }
 
-  /** The last `lines` lines of a job's output. */
+  /**
+   * A part of a job's output in one buffer (default: its last 10 lines), exactly the bytes the
+   * job wrote. For a log of any size, `streamLogs` writes it in bounded chunks instead.
+   * @throws YonderError as `streamLogs`.
+   */
   async logs(
     reference: string,
-    options: { lines?: number } = {},
-  ): Promise<{ job: JobRecord; chunk: LogChunkV1 }> {
-    const job = await this.resolve(reference);
-    return { job, chunk: await readJobLog(this.context, job, { tailLines: options.lines ?? 200 }) };
+    options: Omit<LogOptions, 'onNotice'> = {},
+  ): Promise<{ job: JobRecord; chunk: LogChunkV1; result: LogResult }> {
+    const pieces: Buffer[] = [];
+    const result = await this.streamLogs(
+      reference,
+      (chunk) => {
+        pieces.push(Buffer.from(chunk.data));
+      },
+      options,
+    );
+    const data = Buffer.concat(pieces);
+    const chunk: LogChunkV1 = {
+      exists: result.exists,
+      data,
+      start: result.start,
+      offset: result.start + data.length,
+      size: result.size,
+      ...(result.message === undefined ? {} : { message: result.message }),
+    };
+    return { job: result.job, chunk, result };
   }
 
   /**
-   * Stream a job's output to `write` until the job is terminal and everything it wrote
-   * has been read. `onNotice` gets messages for people (e.g. the log does not exist yet).
+   * Write a part of a job's output to `write` (default: its last 10 lines; or `lines`, `bytes`,
+   * `all`), chunk by chunk, each awaited: memory stays bounded whatever the log's size. A
+   * chunk's `data` is lent until its write resolves (copy what you keep). When
+   * the target cannot be reached, the tail kept from the last read is written instead
+   * (`result.kept`). `result.message` says why there is no log.
+   * @throws YonderError `E_LOG_UNAVAILABLE` when the log cannot be read; `E_TRANSPORT` or
+   *   `E_TIMEOUT` when the target cannot be reached and no tail was kept.
    */
-  async follow(
+  async streamLogs(
     reference: string,
-    write: (text: string) => void,
-    options: { lines?: number; onNotice?: (text: string) => void; signal?: AbortSignal } = {},
-  ): Promise<JobRecord> {
+    write: LogWriter,
+    options: LogOptions = {},
+  ): Promise<LogResult> {
+    return streamJobLog(this.context, await this.resolve(reference), write, options);
+  }
+
+  /**
+   * Write a part of a job's output (as `streamLogs`), then what it writes next, until the job
+   * is terminal and everything it wrote has been written, or `signal` aborts. `onNotice` gets
+   * messages for people (e.g. the log does not exist yet). The result has the job as last seen.
+   */
+  async follow(reference: string, write: LogWriter, options: LogOptions = {}): Promise<LogResult> {
     return followJobLog(this.context, await this.resolve(reference), write, options);
   }
 

@@ -66,7 +66,7 @@ function flavourBackend(): BackendV1<Flavour> {
     },
     async readLog(_job, _options, context) {
       note('readLog', context.options);
-      return { exists: true, text: '', offset: 0 };
+      return { exists: true, data: Buffer.alloc(0), start: 0, offset: 0, size: 0 };
     },
   };
 }

@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { registerPlugin } from '../registry/register-plugin.js';
 import { createRegistry, type Registry } from '../registry/registry.js';
+import { sliceLog } from '../remote/slice-log.js';
 import type {
   BackendCapabilitiesV1,
   BackendV1,
@@ -60,8 +61,8 @@ function relayBackend(capabilities: Partial<BackendCapabilitiesV1> = {}): Backen
       return new Map(jobs.map((job) => [job.id, { kind: 'sent' }] as const));
     },
     async readLog(_job, _options, context) {
-      const result = await context.transport.run(['echo', 'output']);
-      return { exists: true, text: result.stdout, offset: result.stdout.length };
+      const result = await context.transport.run(['echo', 'output'], { encoding: 'buffer' });
+      return sliceLog(result.stdoutBytes as Buffer, {});
     },
   };
 }
@@ -199,7 +200,7 @@ describe('a third-party transport chosen by profile.transport', () => {
     expect(job).toMatchObject({ state: 'running', externalId: `job-${job.id}` });
     await m.refresh();
     const { chunk } = await m.logs(job.id);
-    expect(chunk.text).toBe('output\n');
+    expect(chunk.data.toString()).toBe('output\n');
     expect(log.map((entry) => entry.argv)).toEqual([
       ['sh', '-c', 'echo reached'],
       ['echo', `job-${job.id}`],

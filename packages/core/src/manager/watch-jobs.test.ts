@@ -59,7 +59,7 @@ class ScriptedBackend implements BackendV1 {
   }
   async readLog(job: BackendJobV1) {
     const size = this.logs.get(job.id) ?? 0;
-    return { exists: size > 0, text: '', offset: size };
+    return { exists: size > 0, data: Buffer.alloc(0), start: size, offset: size, size };
   }
 }
 

@@ -1,7 +1,4 @@
-import { YonderError } from '../errors/yonder-error.js';
 import { renderEnvFile } from '../shell/render-env-file.js';
-import type { LogChunkV1, ReadLogOptionsV1 } from '../spec/backend/v1/backend-v1.js';
-import type { TransportV1 } from '../spec/transport/v1/transport-v1.js';
 import {
   JOB_FILE_FUNCTIONS,
   PRIVATE_DIRECTORY_FUNCTIONS,
@@ -99,39 +96,6 @@ export function jobPayload(
   };
 }
 
-/**
- * Read a log: $1 path, $2 "tail" or "offset", $3 lines or byte offset, $4 max bytes. Prints
- * `MISSING`, or `LOG <size> <next offset>` and then exactly the bytes that end at that offset:
- * the last lines of the last max bytes (tail), or at most max bytes from the offset. The size
- * is read first, so bytes the job appends meanwhile are left for the next read. The log is read
- * only inside a private job directory of the user's, entered and checked, by its relative name
- * and never through a link (exit 23 otherwise): a log another user put in its place is not shown.
- */
-export const READ_LOG_SCRIPT = `f=$1; max=$4
-if [ ! -e "$f" ] && [ ! -L "$f" ]; then echo MISSING; exit 0; fi
-me=$(id -u)
-${PRIVATE_DIRECTORY_FUNCTIONS}
-dir=\${f%/*}; name=\${f##*/}
-private_dirs 1 "\${dir:-/}"
-if ! enter_private "\${dir:-/}"; then
-  echo "yonder: refusing to read $f: \${dir:-/} is not a private job directory of yours (a real directory, mode 0700, not a link)" >&2; exit 23
-fi
-f=./$name
-if [ -L "$f" ] || [ ! -f "$f" ]; then echo "yonder: refusing to read $1: it is not a regular file (a link, or something else)" >&2; exit 23; fi
-size=$(wc -c < "$f" | tr -d ' ')
-if [ "$2" = tail ]; then
-  start=$(( size > max ? size - max : 0 ))
-  printf 'LOG %s %s\\n' "$size" "$size"
-  tail -c +"$((start + 1))" -- "$f" | head -c "$((size - start))" | tail -n "$3"
-else
-  start=$3
-  [ "$start" -le "$size" ] || start=$size
-  count=$(( size - start > max ? max : size - start ))
-  printf 'LOG %s %s\\n' "$size" "$((start + count))"
-  tail -c +"$((start + 1))" -- "$f" | head -c "$count"
-fi
-`;
-
 /** What the wrapper left in a job directory once the job ended. */
 export interface JobEnd {
   readonly exitCode: number;
@@ -198,44 +162,3 @@ for d in "$@"; do
   printf '%s\\t%s\\t%s\\t%s\\n' "$d" "$code" "$started" "$ended"
 done
 `;
-
-/**
- * Read a job's log on the target through its transport: the last lines, or what follows an
- * offset. A log that does not exist yet is not an error.
- * @throws YonderError `E_LOG_UNAVAILABLE` when the target cannot be read.
- */
-export async function readRemoteLog(
-  transport: TransportV1,
-  log: string,
-  options: ReadLogOptionsV1,
-  missingMessage = `The job has not written any output yet (${log} does not exist).`,
-): Promise<LogChunkV1> {
-  if (!log) throw new YonderError('E_LOG_UNAVAILABLE', 'This job has no log path recorded.');
-  const mode = options.offset !== undefined ? 'offset' : 'tail';
-  const amount = options.offset ?? options.tailLines ?? 200;
-  const result = await transport.runScript(
-    READ_LOG_SCRIPT,
-    [log, mode, String(amount), String(options.maxBytes ?? 1024 * 1024)],
-    {
-      timeoutMs: 60_000,
-    },
-  );
-  if (result.exitCode !== 0) {
-    throw new YonderError(
-      'E_LOG_UNAVAILABLE',
-      `Could not read ${log}: ${(result.stderr || result.stdout).trim().slice(-500)}`,
-    );
-  }
-  if (result.stdout.startsWith('MISSING'))
-    return { exists: false, text: '', offset: 0, message: missingMessage };
-  const newline = result.stdout.indexOf('\n');
-  const header = /^LOG (\d+) (\d+)$/.exec(result.stdout.slice(0, Math.max(newline, 0)));
-  if (!header) {
-    throw new YonderError(
-      'E_LOG_UNAVAILABLE',
-      `Could not read ${log}: unexpected answer ${JSON.stringify(result.stdout.slice(0, 200))}`,
-    );
-  }
-  // The offset is the script's count of bytes, never the length of the decoded text.
-  return { exists: true, text: result.stdout.slice(newline + 1), offset: Number(header[2]) };
-}

@@ -86,6 +86,18 @@ export interface ProcessIdentity {
   host: string;
 }
 
+/** A piece of a job's log kept in the ledger: its bytes `start`..`end` (base64), read at `at`. */
+export interface LogTail {
+  /** When it was read (ISO time). */
+  at: string;
+  /** The byte offset in the log of its first byte. */
+  start: number;
+  /** The byte offset just after its last byte: the log's size when it was read. */
+  end: number;
+  /** The bytes, base64. */
+  data: string;
+}
+
 /** The ledger's record of one job. */
 export interface JobRecord {
   id: string;
@@ -141,6 +153,11 @@ export interface JobRecord {
   submitter: ProcessIdentity | null;
   /** The backend's own per-job data (paths, pids…), opaque to core. */
   data: JsonObject;
+  /**
+   * The end of the job's log as yonder last read it (at most 64 KiB): shown, saying from when,
+   * when the target cannot be reached. `data` is base64 of the log's bytes `start`..`end`.
+   */
+  logTail?: LogTail | null;
   /** Incremented on every write. */
   revision: number;
 }

@@ -47,7 +47,11 @@ export class BoundedBuffer {
     }
   }
   text(): string {
-    return Buffer.concat(this.chunks).toString('utf8');
+    return this.bytes().toString('utf8');
+  }
+  /** What was kept, as the bytes received. */
+  bytes(): Buffer {
+    return Buffer.concat(this.chunks, this.size);
   }
 }
 
@@ -67,7 +71,8 @@ export function buildEnvironment(
 
 /**
  * Run one program on this machine: argv only, never a shell. Time-limited (the whole
- * process group is killed), output bounded and decoded as UTF-8 with replacement.
+ * process group is killed), output bounded and decoded as UTF-8 with replacement (or stdout
+ * returned as raw bytes, `encoding: 'buffer'`).
  * @throws YonderError `E_COMMAND_NOT_FOUND`, `E_TIMEOUT` or `E_TRANSPORT`.
  */
 export function runLocal(
@@ -165,10 +170,12 @@ export function runLocal(
           );
           return;
         }
+        const bytes = options.encoding === 'buffer';
         resolvePromise({
           exitCode,
           signal,
-          stdout: stdout.text(),
+          stdout: bytes ? '' : stdout.text(),
+          ...(bytes ? { stdoutBytes: stdout.bytes() } : {}),
           stderr: stderr.text(),
           stdoutTruncated: stdout.truncated,
           stderrTruncated: stderr.truncated,

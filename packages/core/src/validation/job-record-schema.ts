@@ -94,6 +94,9 @@ export const JobRecordSchema = Type.Object({
   profileSnapshot: Type.Object({ name: Type.String(), backend: Type.String() }),
   submitter: nullable(IdentitySchema),
   data: Type.Record(Type.String(), Type.Unknown()),
+  logTail: Type.Optional(
+    nullable(Type.Object({ at: Time, start: Count, end: Count, data: Type.String() })),
+  ),
   revision: Count,
 });
 

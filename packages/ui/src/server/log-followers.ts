@@ -18,8 +18,19 @@ export interface LogFollowersOptions {
   readonly lingerMs?: number;
 }
 
-/** The largest tail the first read asks for; the backend bounds it by bytes (1 MiB) too. */
-const FIRST_READ_LINES = 1_000_000;
+/**
+ * How many bytes at the end of `bytes` begin a UTF-8 character that is not complete yet (0 to 3):
+ * text is sent in whole characters, the rest waits for the bytes that complete it.
+ */
+function incompleteTail(bytes: Buffer): number {
+  for (let back = 1; back <= Math.min(3, bytes.length); back += 1) {
+    const byte = bytes[bytes.length - back] as number;
+    if ((byte & 0xc0) === 0x80) continue; // a continuation byte: look further back
+    const length = byte >= 0xf0 ? 4 : byte >= 0xe0 ? 3 : byte >= 0xc0 ? 2 : 1;
+    return length > back ? back : 0;
+  }
+  return 0;
+}
 
 class LogFollower {
   private chunks: Array<{ start: number; bytes: Buffer }> = [];
@@ -42,8 +53,9 @@ class LogFollower {
     private readonly bufferBytes: number,
   ) {
     manager
-      .follow(id, (text) => this.append(text), {
-        lines: FIRST_READ_LINES,
+      .follow(id, (chunk) => this.append(chunk.start, chunk.data), {
+        // The page holds the last `bufferBytes` of the log: the first read asks for as much.
+        bytes: bufferBytes,
         signal: this.stop.signal,
         onNotice: (text) => this.notice(text),
       })
@@ -63,11 +75,13 @@ class LogFollower {
     this.changed();
   }
 
-  private append(text: string): void {
-    const bytes = Buffer.from(text, 'utf8');
+  private append(start: number, data: Buffer): void {
+    // The log's own byte offsets; the bytes copied (a chunk is lent only until it is taken).
+    const bytes = Buffer.from(data);
+    if (!this.started) this.base = start;
     this.started = true;
-    this.chunks.push({ start: this.end, bytes });
-    this.end += bytes.length;
+    this.chunks.push({ start, bytes });
+    this.end = start + bytes.length;
     while (this.end - this.base > this.bufferBytes && this.chunks.length > 1) {
       const dropped = this.chunks.shift() as { start: number; bytes: Buffer };
       this.base = dropped.start + dropped.bytes.length;
@@ -75,15 +89,20 @@ class LogFollower {
     this.changed();
   }
 
-  /** The text held from `offset` on (offset at least `base`). */
-  read(offset: number): string {
+  /**
+   * The text held from `offset` on (offset at least `base`) in whole characters, and the offset
+   * after it: a character the job has not finished writing waits for the next read.
+   */
+  read(offset: number): { text: string; end: number } {
     const parts: Buffer[] = [];
     for (const chunk of this.chunks) {
       const chunkEnd = chunk.start + chunk.bytes.length;
       if (chunkEnd <= offset) continue;
       parts.push(chunk.start >= offset ? chunk.bytes : chunk.bytes.subarray(offset - chunk.start));
     }
-    return Buffer.concat(parts).toString('utf8');
+    const bytes = Buffer.concat(parts);
+    const whole = this.done ? bytes.length : bytes.length - incompleteTail(bytes);
+    return { text: bytes.subarray(0, whole).toString('utf8'), end: offset + whole };
   }
 
   /** Resolves at the next change, or when `signal` aborts. */
@@ -156,11 +175,12 @@ export class LogFollowers {
             yield { type: 'truncated', offset: cursor };
           }
           if (cursor < current.end) {
-            const end = current.end;
-            const text = current.read(cursor);
-            cursor = end;
-            yield { type: 'log', text, offset: end };
-            continue;
+            const { text, end } = current.read(cursor);
+            if (end > cursor) {
+              cursor = end;
+              yield { type: 'log', text, offset: end };
+              continue;
+            }
           }
         }
         if (current.done) {

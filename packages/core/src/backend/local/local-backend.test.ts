@@ -111,7 +111,7 @@ process.stdout.write(JSON.stringify(result.data));`,
       profileSnapshot: { ...job.profileSnapshot, cancelGraceSeconds: 1 },
     }));
     await until(
-      async () => (await manager.logs(stubborn.id)).chunk.text.includes('ready'),
+      async () => (await manager.logs(stubborn.id)).chunk.data.toString().includes('ready'),
       10_000,
       'the job to trap TERM',
     );
@@ -197,25 +197,28 @@ process.stdout.write(JSON.stringify(result.data));`,
     });
   });
 
-  it('reads the tail of the log and follows it by offset; a missing log is not an error', async () => {
+  it('reads the tail of the log and follows it by offset; a deleted log is said to be gone', async () => {
     const job = await manager.submit({
       argv: ['sh', '-c', 'for i in 1 2 3 4 5; do echo line$i; done'],
     });
     await manager.wait([job.id], { timeoutMs: 10_000 });
-    expect((await manager.logs(job.id, { lines: 2 })).chunk.text).toBe('line4\nline5\n');
+    expect((await manager.logs(job.id, { lines: 2 })).chunk.data.toString()).toBe('line4\nline5\n');
     let text = '';
     await manager.follow(
       job.id,
       (chunk) => {
-        text += chunk;
+        text += chunk.data.toString();
       },
       { lines: 100 },
     );
     expect(text).toBe('line1\nline2\nline3\nline4\nline5\n');
     rmSync(String(job.data.log));
-    const chunk = (await manager.logs(job.id)).chunk;
+    const { chunk, result } = await manager.logs(job.id);
     expect(chunk.exists).toBe(false);
-    expect(chunk.message).toMatch(/not written any output/);
+    expect(result.gone).toBe(true);
+    expect(chunk.message).toBe(
+      `job ${job.id} ran, but its log is gone (${job.data.log} does not exist).`,
+    );
   });
 
   it('refuses resources it cannot honour, naming the field', async () => {

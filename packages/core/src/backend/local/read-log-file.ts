@@ -1,63 +1,105 @@
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+/** Reading a log file on this machine from a byte offset, as raw bytes: the local half of the shared log reader, with the same trust rules as its script. */
+import { closeSync, constants, fstatSync, lstatSync, openSync, readSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { getErrorMessage } from '../../errors/get-error-message.js';
 import { YonderError } from '../../errors/yonder-error.js';
-import type { LogChunkV1, ReadLogOptionsV1 } from '../../spec/backend/v1/backend-v1.js';
+import type { LogChunkV1 } from '../../spec/backend/v1/backend-v1.js';
+import { takeLogBuffer } from './log-buffers.js';
 
 const DEFAULT_MAX_BYTES = 1024 * 1024;
 
+/** Read-only, never through a link, and never waiting on a FIFO put in the log's place. */
+const READ = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+
 /**
- * Read a log file on this machine: its last `tailLines` lines, or what follows `offset`.
- * A file that does not exist yet is not an error: `exists` is false, with a message.
+ * At most `maxBytes` bytes of a log file on this machine from `offset` (past the end: none, at
+ * the end), with the file's size; the bytes as they are, never decoded. A log that does not
+ * exist yet is not an error: `exists` is false. As READ_LOG_SCRIPT does, the log is read only
+ * in a private job directory of the user's (a real directory, mode 0700) and never through a
+ * link: a log another user put in its place is not shown.
+ * @throws YonderError `E_LOG_UNAVAILABLE` when the file cannot be read or is refused.
  */
-export function readLogFile(path: string, options: ReadLogOptionsV1): LogChunkV1 {
+export async function readLogFile(
+  path: string,
+  options: { readonly offset?: number; readonly maxBytes?: number },
+): Promise<LogChunkV1> {
+  // Synchronous calls: a read from the page cache takes less time than a trip through the
+  // thread pool, and the caller reads ahead anyway.
   let fd: number;
   try {
-    fd = openSync(path, 'r');
+    fd = openSync(path, READ);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
-      return {
-        exists: false,
-        text: '',
-        offset: 0,
-        message: 'The job has not written any output yet (its log does not exist).',
-      };
-    }
-    throw new YonderError(
-      'E_LOG_UNAVAILABLE',
-      `Could not read ${path}: ${getErrorMessage(error)}`,
-      { cause: error },
-    );
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return missingLog(path);
+    if (code === 'ELOOP') throw notRegular(path);
+    throw unreadable(path, error);
   }
   try {
-    const size = fstatSync(fd).size;
-    const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
-    if (options.offset !== undefined) {
-      const start = Math.min(options.offset, size);
-      const length = Math.min(size - start, maxBytes);
-      const buffer = Buffer.alloc(length);
-      const read = length > 0 ? readSync(fd, buffer, 0, length, start) : 0;
-      return {
-        exists: true,
-        text: buffer.subarray(0, read).toString('utf8'),
-        offset: start + read,
-      };
+    checkPrivateDirectory(path);
+    const stat = fstatSync(fd);
+    if (!stat.isFile()) throw notRegular(path);
+    const size = stat.size;
+    const start = Math.min(Math.max(0, Math.floor(options.offset ?? 0)), size);
+    const wanted = Math.min(size - start, Math.max(0, options.maxBytes ?? DEFAULT_MAX_BYTES));
+    const data = takeLogBuffer(wanted);
+    let filled = 0;
+    while (filled < wanted) {
+      const read = readSync(fd, data, filled, wanted - filled, start + filled);
+      if (read === 0) break; // the file shrank meanwhile: return what is there
+      filled += read;
     }
-    const length = Math.min(size, maxBytes);
-    const buffer = Buffer.alloc(length);
-    const read = length > 0 ? readSync(fd, buffer, 0, length, size - length) : 0;
-    let text = buffer.subarray(0, read).toString('utf8');
-    if (options.tailLines !== undefined) text = tailLines(text, options.tailLines);
-    return { exists: true, text, offset: size };
+    return {
+      exists: true,
+      data: filled === wanted ? data : data.subarray(0, filled),
+      start,
+      offset: start + filled,
+      size,
+    };
+  } catch (error) {
+    throw YonderError.isInstance(error) ? error : unreadable(path, error);
   } finally {
     closeSync(fd);
   }
 }
 
-/** The last `count` lines of `text` (a final newline does not start another line). */
-export function tailLines(text: string, count: number): string {
-  if (count <= 0) return '';
-  const body = text.endsWith('\n') ? text.slice(0, -1) : text;
-  const lines = body.split('\n');
-  const kept = lines.slice(-count).join('\n');
-  return text.endsWith('\n') ? `${kept}\n` : kept;
+/** The log's directory must be a real directory of this user's that nobody else may use. */
+function checkPrivateDirectory(path: string): void {
+  const directory = dirname(path);
+  const info = lstatSync(directory);
+  const me = process.getuid?.();
+  if (
+    !info.isDirectory() ||
+    (me !== undefined && info.uid !== me) ||
+    (info.mode & 0o777) !== 0o700
+  ) {
+    throw new YonderError(
+      'E_LOG_UNAVAILABLE',
+      `Could not read ${path}: yonder: refusing to read ${path}: ${directory} is not a private job directory of yours (a real directory, mode 0700, not a link)`,
+    );
+  }
+}
+
+/** The chunk of a log that does not exist: `message` says which path is missing. */
+export function missingLog(path: string): LogChunkV1 {
+  return {
+    exists: false,
+    data: Buffer.alloc(0),
+    start: 0,
+    offset: 0,
+    size: 0,
+    message: `${path} does not exist`,
+  };
+}
+
+function notRegular(path: string): YonderError {
+  return new YonderError(
+    'E_LOG_UNAVAILABLE',
+    `Could not read ${path}: yonder: refusing to read ${path}: it is not a regular file (a link, or something else)`,
+  );
+}
+
+function unreadable(path: string, error: unknown): YonderError {
+  return new YonderError('E_LOG_UNAVAILABLE', `Could not read ${path}: ${getErrorMessage(error)}`, {
+    cause: error,
+  });
 }

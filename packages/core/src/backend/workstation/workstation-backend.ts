@@ -8,7 +8,8 @@ import { type TSchema, Type } from '@sinclair/typebox';
 import { YonderError } from '../../errors/yonder-error.js';
 import type { JsonObject } from '../../json/json-value.js';
 import { cachedProbe } from '../../probe/probe-cache.js';
-import { jobPayload, outputField, readRemoteLog } from '../../remote/remote-scripts.js';
+import { readRemoteLog } from '../../remote/read-remote-log.js';
+import { jobPayload, outputField } from '../../remote/remote-scripts.js';
 import type {
   BackendCapabilitiesV1,
   BackendContextV1,

@@ -95,7 +95,7 @@ function stateOf(observation: ObservationV1): string {
 
 async function logHas(job: BackendJobV1, text: string): Promise<void> {
   await until(
-    async () => (await backend.readLog(job, {}, context)).text.includes(text),
+    async () => (await backend.readLog(job, {}, context)).data.toString().includes(text),
     10_000,
     `the job to print ${text}`,
   );

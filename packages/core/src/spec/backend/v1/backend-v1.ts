@@ -145,23 +145,44 @@ export type CancelOutcomeV1 =
       readonly error: { readonly code: string; readonly message: string };
     };
 
-/** A piece of a job's output. */
+/**
+ * A piece of a job's log: the bytes exactly as the job wrote them, never decoded (a log need not
+ * be UTF-8, and a chunk may end inside a character), with byte offsets into the log file.
+ */
 export interface LogChunkV1 {
-  /** Whether the log exists yet. */
+  /** Whether the log exists yet. When false, `data` is empty and the offsets are 0. */
   readonly exists: boolean;
-  readonly text: string;
-  /** Byte offset just after `text`; pass it back to read what follows. */
+  /** The bytes of the log from `start` to `offset`. */
+  readonly data: Buffer;
+  /** The byte offset of `data`'s first byte in the log. */
+  readonly start: number;
+  /** The byte offset just after `data` (`start + data.length`): pass it back to read what follows. */
   readonly offset: number;
-  /** A message for people when there is nothing to show (e.g. not created yet). */
+  /**
+   * The log's size in bytes when it was read. `offset < size` means there is more to read now
+   * (`maxBytes` cut the chunk short); `size` below the offset asked for means the log shrank.
+   */
+  readonly size: number;
+  /** When the log does not exist: why, for people (e.g. the path that is missing). */
   readonly message?: string;
 }
 
+/**
+ * Where a read starts (`offset`, else the last `tailLines` lines, else the last `tailBytes`
+ * bytes, else the log's start) and how much it returns (at most `maxBytes` from there; the rest
+ * is read with `offset`). Offsets and sizes are in bytes of the log file.
+ */
 export interface ReadLogOptionsV1 {
-  /** Return the last N lines. Ignored when `offset` is given. */
+  /**
+   * Start at the first of the last N lines, exactly as `tail -n N`: a line ends with "\n", a
+   * last line without one counts, and bytes that are not UTF-8 are bytes like any other.
+   */
   readonly tailLines?: number;
-  /** Return what follows this byte offset. */
+  /** Start N bytes before the end (at 0 when the log is shorter). */
+  readonly tailBytes?: number;
+  /** Start at this byte offset (past the end: at the end, with no data). */
   readonly offset?: number;
-  /** Read at most this many bytes. Default 1 MiB. */
+  /** Return at most this many bytes. Default 1 MiB. */
   readonly maxBytes?: number;
 }
 
@@ -241,8 +262,12 @@ export interface BackendV1<Options = JsonObject> {
     options: { readonly force: boolean },
   ): Promise<ReadonlyMap<string, CancelOutcomeV1>>;
   /**
-   * Read the job's output.
-   * @throws YonderError `E_LOG_UNAVAILABLE` when it cannot be read.
+   * Read a piece of the job's log, as bytes with byte offsets (see `ReadLogOptionsV1` for where
+   * it starts). Never decode the bytes, and never compute an offset from decoded text; a log that
+   * does not exist yet is not an error (`exists: false`). `readRemoteLog` from `@yonder/core`
+   * does all of this for a log file on the target.
+   * @throws YonderError `E_LOG_UNAVAILABLE` when it cannot be read; `E_TRANSPORT`/`E_TIMEOUT`
+   *   when the target cannot be reached (yonder then shows the tail it read last).
    */
   readLog(
     job: BackendJobV1<Options>,

@@ -13,6 +13,12 @@ export interface RunOptionsV1 {
   unsetEnvPrefixes?: readonly string[];
   cwd?: string;
   signal?: AbortSignal;
+  /**
+   * How stdout comes back: `'utf8'` (the default) decodes it into `stdout`; `'buffer'` returns
+   * the bytes exactly as the command wrote them in `stdoutBytes`, never decoded (`stdout` is then
+   * empty). Logs are read this way: a job's output need not be UTF-8. stderr is always text.
+   */
+  encoding?: 'utf8' | 'buffer';
 }
 
 /** What a finished command produced. A non-zero exit is a result, not an exception. */
@@ -20,6 +26,8 @@ export interface RunResultV1 {
   exitCode: number | null;
   signal: string | null;
   stdout: string;
+  /** With `encoding: 'buffer'`: stdout's bytes as written (at most `maxOutputBytes`). */
+  stdoutBytes?: Buffer;
   stderr: string;
   stdoutTruncated: boolean;
   stderrTruncated: boolean;

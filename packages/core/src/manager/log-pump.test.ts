@@ -1,0 +1,123 @@
+import { logBytes } from '@yonder/test-helpers';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { sliceLog } from '../remote/slice-log.js';
+import type { LogChunkV1 } from '../spec/backend/v1/backend-v1.js';
+import { pumpLog } from './log-pump.js';
+
+/** A reader of `log` that returns at most `clamp` bytes a read, and counts reads in flight. */
+function reader(log: () => Buffer, clamp = Number.POSITIVE_INFINITY) {
+  const stats = { reads: 0, inFlight: 0, most: 0 };
+  const read = async (offset: number, maxBytes: number): Promise<LogChunkV1> => {
+    stats.reads += 1;
+    stats.inFlight += 1;
+    stats.most = Math.max(stats.most, stats.inFlight);
+    await new Promise((resolve) => setImmediate(resolve));
+    stats.inFlight -= 1;
+    return sliceLog(log(), { offset, maxBytes: Math.min(maxBytes, clamp) });
+  };
+  return { read, stats };
+}
+
+describe('pumpLog', () => {
+  it('hands over every byte of the range in order, in chunks of at most chunkBytes, whatever the reader returns', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        logBytes(),
+        fc.integer({ min: 1, max: 9 }),
+        fc.integer({ min: 1, max: 12 }),
+        fc.nat({ max: 20 }),
+        async (bytes, chunkBytes, clamp, from) => {
+          const { read, stats } = reader(() => bytes, clamp);
+          const pieces: Buffer[] = [];
+          let next = Math.min(from, bytes.length);
+          const start = next;
+          const result = await pumpLog(
+            read,
+            async (chunk) => {
+              expect(chunk.start).toBe(next);
+              expect(chunk.data.length).toBeLessThanOrEqual(chunkBytes);
+              next = chunk.offset;
+              pieces.push(chunk.data);
+              await new Promise((resolve) => setImmediate(resolve));
+            },
+            { from: start, to: bytes.length, chunkBytes },
+          );
+          expect(Buffer.concat(pieces).equals(bytes.subarray(start))).toBe(true);
+          expect(result).toMatchObject({ offset: bytes.length, exists: true, shrank: false });
+          // One chunk written while at most two are read: memory bounded by a few chunks.
+          expect(stats.most).toBeLessThanOrEqual(2);
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+
+  it('following: reads on to the size the later reads report, as the log grows', async () => {
+    let log = Buffer.from('abcdefgh');
+    const { read } = reader(() => log);
+    const seen: string[] = [];
+    const result = await pumpLog(
+      read,
+      (chunk) => {
+        seen.push(chunk.data.toString());
+        if (log.length < 12) log = Buffer.concat([log, Buffer.from('ijkl')]);
+      },
+      { from: 1, chunkBytes: 4 },
+    );
+    expect(seen.join('')).toBe('bcdefghijkl');
+    expect(result).toMatchObject({ offset: 12, size: 12, bytes: 11 });
+    // What is written after the last read is left for the next copy.
+    log = Buffer.concat([log, Buffer.from('m')]);
+    const next = await pumpLog(read, (chunk) => void seen.push(chunk.data.toString()), {
+      from: result.offset,
+      chunkBytes: 4,
+    });
+    expect(next).toMatchObject({ offset: 13, bytes: 1 });
+  });
+
+  it('stops when the log shrank or disappeared, and on an abort after the chunk in hand', async () => {
+    let log = Buffer.from('0123456789');
+    const shrinking = reader(() => log);
+    const shrank = await pumpLog(
+      shrinking.read,
+      () => {
+        log = Buffer.from('01');
+      },
+      { from: 0, to: 10, chunkBytes: 3 },
+    );
+    expect(shrank).toMatchObject({ shrank: true, offset: 3 });
+    const gone = await pumpLog(
+      async () => ({ exists: false, data: Buffer.alloc(0), start: 0, offset: 0, size: 0 }),
+      () => {},
+      { from: 0, chunkBytes: 3 },
+    );
+    expect(gone.exists).toBe(false);
+    const controller = new AbortController();
+    const steady = reader(() => Buffer.from('0123456789'));
+    const written: string[] = [];
+    const aborted = await pumpLog(
+      steady.read,
+      (chunk) => {
+        written.push(chunk.data.toString());
+        controller.abort();
+      },
+      { from: 0, to: 10, chunkBytes: 2, signal: controller.signal },
+    );
+    expect(written).toEqual(['01']);
+    expect(aborted.offset).toBe(2);
+    expect(steady.stats.inFlight).toBe(0);
+  });
+
+  it('a read that fails fails the copy, after the reads in flight end, with nothing unhandled', async () => {
+    let calls = 0;
+    const failing = async (offset: number, maxBytes: number): Promise<LogChunkV1> => {
+      calls += 1;
+      if (calls === 2) throw new Error('lost');
+      return sliceLog(Buffer.from('0123456789'), { offset, maxBytes });
+    };
+    await expect(pumpLog(failing, () => {}, { from: 0, to: 10, chunkBytes: 2 })).rejects.toThrow(
+      'lost',
+    );
+  });
+});
