@@ -69,13 +69,21 @@ export const VERSION: string = __PACKAGE_VERSION__;
 /** TypeBox, re-exported so plugins build option schemas with the same copy core checks them with. */
 export { type Static, type TSchema, Type } from '@sinclair/typebox';
 export { cachedProbe } from './probe/probe-cache.js';
+export {
+  JOB_FILE_FUNCTIONS,
+  PRIVATE_DIRECTORY_FUNCTIONS,
+  TRUSTED_DIRECTORY_FUNCTIONS,
+} from './remote/job-directory-functions.js';
 export { JOB_WRAPPER_SCRIPT } from './remote/job-wrapper-script.js';
 export {
   EXIT_CODES_SCRIPT,
+  epochToIso,
+  type JobEnd,
   jobPayload,
   outputField,
   PREPARE_JOB_DIRECTORY,
   parseExitCodes,
+  parseJobEnds,
   READ_LOG_SCRIPT,
   readRemoteLog,
   withoutField,
