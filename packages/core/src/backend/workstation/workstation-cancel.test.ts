@@ -18,17 +18,17 @@ import type {
   BackendJobV1,
   BackendV1,
   ObservationV1,
-  SubmitRequestV1,
 } from '../../spec/backend/v1/backend-v1.js';
 import type { Profile } from '../../spec/profile.js';
 import { createLocalTransport } from '../../transport/local-transport.js';
 import { createLocalBackend } from '../local/local-backend.js';
+import { TEST_PROFILE, testRequest } from './workstation-test-requests.js';
 
 let scratch: string;
 let context: BackendContextV1;
 let backend: BackendV1;
 const cleanups: Array<() => void> = [];
-const profile: Profile = { name: 'local', backend: 'local' };
+const profile: Profile = TEST_PROFILE;
 
 beforeEach(() => {
   scratch = mkdtempSync(join(tmpdir(), 'yonder-ws-cancel-'));
@@ -47,27 +47,9 @@ afterEach(() => {
   rmSync(scratch, { recursive: true, force: true });
 });
 
-let sequence = 0;
-function request(argv: string[]): SubmitRequestV1 {
-  sequence += 1;
-  const id = `${String(sequence).padStart(4, '0')}${Date.now().toString(16).slice(-8)}`;
-  return {
-    id,
-    name: 'test',
-    marker: `yonder:${id}`,
-    createdAt: new Date().toISOString(),
-    argv,
-    env: {},
-    secrets: {},
-    resources: {},
-    schedulerOptions: [],
-    profile,
-  };
-}
-
 /** Start a job; every process carrying its marker is killed after the test. */
 async function start(argv: string[]): Promise<BackendJobV1> {
-  const submitted = request(argv);
+  const submitted = testRequest({ argv });
   const result = await backend.submit(submitted, context);
   cleanups.push(() => {
     for (const pid of markedProcesses(submitted.id)) process.kill(pid, 'SIGKILL');
