@@ -1,3 +1,4 @@
+/** The job wrapper, run by a real sh: its own variables, the job's directory and descriptors, its times, its refusals, and where the secrets are. */
 import { spawn, spawnSync } from 'node:child_process';
 import {
   chmodSync,

@@ -1,3 +1,4 @@
+/** The workstation backend on this machine: cancel stops every process of a job, survivors are reported, a stopped wrapper is seen, forged pids signal nothing, polls read the job's times and forget unused secrets. */
 import { type ChildProcess, spawn } from 'node:child_process';
 import {
   existsSync,
