@@ -262,6 +262,26 @@ describe('what a poll reads and removes', () => {
     expect(readdirSync(jobDir)).toEqual([]);
   });
 
+  it('a cancel of a job that no longer runs deletes its secrets file, and says so', async () => {
+    const jobDir = join(scratch, 'runs', 'cccccccccccc');
+    mkdirSync(jobDir, { recursive: true, mode: 0o700 });
+    writeFileSync(join(jobDir, 'secrets.sh'), "export TOKEN='x'\n", { mode: 0o600 });
+    const gone: BackendJobV1 = {
+      id: 'cccccccccccc',
+      name: 'gone',
+      externalId: '999999',
+      state: 'running',
+      createdAt: new Date().toISOString(),
+      cancelRequested: true,
+      profile,
+      data: { jobDir, pid: 999_999, startTime: '1', bootId: readBootId() },
+    };
+    expect((await backend.cancel([gone], context, { force: false })).get(gone.id)).toEqual({
+      kind: 'not-running',
+    });
+    expect(readdirSync(jobDir)).toEqual([]);
+  });
+
   it('a running job and a finished one carry the job’s own start (and end)', async () => {
     const job = await start(['sh', '-c', 'echo up; sleep 1']);
     await logHas(job, 'up');
