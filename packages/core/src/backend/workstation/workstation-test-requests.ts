@@ -1,15 +1,16 @@
 /** Submit requests for the workstation backend's tests: a fresh id each, the local profile. */
+import { randomBytes } from 'node:crypto';
 import type { SubmitRequestV1 } from '../../spec/backend/v1/backend-v1.js';
 import type { Profile } from '../../spec/profile.js';
 
 export const TEST_PROFILE: Profile = { name: 'local', backend: 'local' };
 
-let sequence = 0;
-
-/** A request for `true` (or what `extra` says) with an id no other request of the run has. */
+/**
+ * A request for `true` (or what `extra` says) with a random id, as yonder makes them: no other
+ * test process's job has it, so a cancel that looks for the job's marker finds this one only.
+ */
 export function testRequest(extra: Partial<SubmitRequestV1> = {}): SubmitRequestV1 {
-  sequence += 1;
-  const id = `${String(sequence).padStart(4, '0')}${Date.now().toString(16).slice(-8)}`;
+  const id = randomBytes(6).toString('hex');
   return {
     id,
     name: 'test',
