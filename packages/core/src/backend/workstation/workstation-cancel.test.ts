@@ -28,7 +28,7 @@ import { TEST_PROFILE, testRequest } from './workstation-test-requests.js';
 let scratch: string;
 let context: BackendContextV1;
 let backend: BackendV1;
-const cleanups: Array<() => void> = [];
+const cleanups: Array<() => void | Promise<void>> = [];
 const profile: Profile = TEST_PROFILE;
 
 beforeEach(() => {
@@ -37,10 +37,10 @@ beforeEach(() => {
   backend = createLocalBackend();
 });
 
-afterEach(() => {
+afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) {
     try {
-      cleanup();
+      await cleanup();
     } catch {
       /* already gone */
     }
@@ -200,7 +200,9 @@ describe('cancel stops the whole job', () => {
 describe('only a verified job is signalled', () => {
   it('a record naming pid 1, 0, -1 or a group not led by the job signals nothing', async () => {
     const canary: ChildProcess = spawn('sleep', ['60'], { detached: true, stdio: 'ignore' });
-    cleanups.push(() => canary.kill('SIGKILL'));
+    cleanups.push(() => {
+      canary.kill('SIGKILL');
+    });
     const pid = canary.pid as number;
     const live = readProcessStat(pid)?.startTime as string;
     const forged = (id: string, data: BackendJobV1['data']): BackendJobV1 => ({
