@@ -120,13 +120,13 @@ describe('the workstation factory', () => {
 });
 
 describe('submit', () => {
-  it('a submit whose working directory does not exist fails and leaves no file', async () => {
+  it('a submit whose working directory does not exist is refused (the submitter’s error) and leaves no file', async () => {
     const backend = createLocalBackend();
     await expect(
       backend.submit(request({ cwd: join(scratch, 'nowhere'), secrets: { TOKEN: 'x' } }), context),
     ).rejects.toMatchObject({
-      code: 'E_SUBMIT_FAILED',
-      message: expect.stringContaining('does not exist'),
+      code: 'E_SUBMIT_REFUSED',
+      message: expect.stringMatching(/^The job's working directory .*nowhere does not exist on /),
     });
     const runs = join(scratch, 'runs');
     expect(existsSync(runs) ? readdirSync(runs) : []).toEqual([]);
