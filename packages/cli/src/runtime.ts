@@ -79,7 +79,22 @@ export function createRuntime(env: NodeJS.ProcessEnv): Runtime {
     const known = statuses.get(name);
     if (known) return known;
     let status: PluginStatus;
-    const found = findPackage(name, from, globalModuleDirectories(env));
+    let found: ReturnType<typeof findPackage>;
+    try {
+      found = findPackage(name, from, globalModuleDirectories(env));
+    } catch (error) {
+      // Found where someone else could have put it (or unresolvable): reported, never loaded,
+      // and nothing else stops.
+      status = {
+        package: name,
+        source,
+        ok: false,
+        missing: false,
+        error: toYonderError(error).message,
+      };
+      statuses.set(name, status);
+      return status;
+    }
     if (!found) {
       status = {
         package: name,
