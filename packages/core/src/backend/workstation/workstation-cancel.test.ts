@@ -245,6 +245,30 @@ describe('only a verified job is signalled', () => {
     expect(unsignalled(pid)).toBe(true);
     expect(unsignalled(process.pid)).toBe(true);
   });
+
+  it('a process of another user carrying the job’s marker is not the job: root’s cancel leaves it alone', async () => {
+    // Only root can signal another user's process; as anyone else this holds trivially.
+    const job = await start(['sleep', '60']);
+    const stranger = spawn(
+      'setpriv',
+      ['--reuid=65534', '--regid=65534', '--clear-groups', 'sleep', '60'],
+      { detached: true, stdio: 'ignore', env: { PATH: process.env.PATH, YONDER_JOB_ID: job.id } },
+    );
+    cleanups.push(() => process.kill(-(stranger.pid as number), 'SIGKILL'));
+    await until(
+      () => markedProcesses(job.id).includes(stranger.pid as number),
+      5_000,
+      'the stranger carrying the marker',
+    );
+    const outcome = (await backend.cancel([job], context, { force: false })).get(job.id);
+    expect(outcome?.kind).toBe('sent');
+    await until(
+      () => markedProcesses(job.id).every((p) => p === stranger.pid),
+      10_000,
+      'the job gone',
+    );
+    expect(unsignalled(stranger.pid as number)).toBe(true);
+  });
 });
 
 describe('what a poll reads and removes', () => {
