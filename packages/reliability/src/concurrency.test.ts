@@ -40,7 +40,7 @@ afterAll(() => cleanupAll());
 /**
  * A yonder CLI process that runs `yonder submit` COUNT times (the CLI's own `main`, a fresh
  * runtime and ledger handle per command, exactly as bin.js does once), printing one JSON line
- * per submit. Every 10th job is a `sleep 60` for the cancellers; the others append their id
+ * per submit. Every 10th job is a `sleep 3600` for the cancellers (long enough that it never ends by itself before its cancel, however loaded the machine); the others append their id
  * to the shared marker file, so a job that ran twice would show twice.
  */
 const SUBMITTER = `import { main } from ${JSON.stringify(DIST.cli)};
@@ -49,7 +49,7 @@ while (Date.now() < Number(startAt)) await new Promise((r) => setTimeout(r, 5));
 for (let i = 0; i < Number(count); i += 1) {
   const sleeper = i % 10 === 9;
   const argv = sleeper
-    ? ['submit', '--name', 'sleeper-' + tag + '-' + i, '--', 'sleep', '60']
+    ? ['submit', '--name', 'sleeper-' + tag + '-' + i, '--', 'sleep', '3600']
     : ['submit', '--name', 'marker-' + tag + '-' + i, '--', 'sh', '-c', 'printf "%s\\\\n" "$YONDER_JOB_ID" >> "$1"', 'marker', shared];
   let out = '';
   let err = '';
