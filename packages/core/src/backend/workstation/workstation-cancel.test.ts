@@ -254,7 +254,9 @@ describe('only a verified job is signalled', () => {
       ['--reuid=65534', '--regid=65534', '--clear-groups', 'sleep', '60'],
       { detached: true, stdio: 'ignore', env: { PATH: process.env.PATH, YONDER_JOB_ID: job.id } },
     );
-    cleanups.push(() => process.kill(-(stranger.pid as number), 'SIGKILL'));
+    cleanups.push(() => {
+      process.kill(-(stranger.pid as number), 'SIGKILL');
+    });
     await until(
       () => markedProcesses(job.id).includes(stranger.pid as number),
       5_000,
