@@ -93,6 +93,15 @@ describe('yonder prints the hints', () => {
     });
   });
 
+  it('with what the user typed escaped: no control character reaches the terminal', async () => {
+    const text = await run('status', '\u001b]0;PWNED\u0007');
+    expect(text.code).toBe(1);
+    expect(text.stderr).toContain('"\\x1b]0;PWNED\\x07"');
+    expect(text.stderr.slice(0, -1)).not.toMatch(/[\u0000-\u001f\u007f-\u009f]/);
+    const json = await run('status', '\u001b[31m', '--json');
+    expect(JSON.parse(json.stdout).error.message).toContain('\u001b[31m');
+  });
+
   it('for a profile that cannot be saved, naming the flags', async () => {
     const added = await run(
       'profile',

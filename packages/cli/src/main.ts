@@ -1,6 +1,7 @@
 import { toYonderError, YonderError } from '@yonder/core';
 import type { Command, CommandContext } from './command.js';
 import { errorText } from './error-text.js';
+import { escapeControlCharacters } from './format-table.js';
 import { defaultIo, errorEnvelope, type Io } from './output.js';
 import { createRuntime, type Runtime } from './runtime.js';
 import { SIGPIPE_STATUS } from './stdout-pipe.js';
@@ -86,7 +87,9 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
     const error = toYonderError(thrown);
     if (json) io.stdout(errorEnvelope(error.code, errorText(error)));
     else {
-      io.stderr(`yonder: ${errorText(error)}\n`);
+      // A message may hold what the user typed or a record held (an id, a name): never raw
+      // control characters on the terminal.
+      io.stderr(`yonder: ${escapeControlCharacters(errorText(error), true)}\n`);
       if (error.code === 'E_USAGE') io.stderr('Run "yonder --help" for usage.\n');
     }
     if (!YonderError.isInstance(thrown) && io.env.YONDER_DEBUG) {

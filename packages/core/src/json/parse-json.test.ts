@@ -15,6 +15,21 @@ describe('parseJson', () => {
     expect(parsed).toMatchObject({ ok: false, syntax: true, issues: [{ path: 'settings' }] });
   });
 
+  it('never quotes the text it refuses (a secrets file given as settings), and says where', () => {
+    const message = (text: string): string => {
+      const parsed = parseJson(text, { prefix: 'settings' });
+      return parsed.ok ? '' : (parsed.issues[0]?.message ?? '');
+    };
+    const secrets = 'TOKEN=s3cr3t-value\nOTHER=x';
+    expect(message(secrets)).toBe('is not valid JSON (an unexpected character)');
+    expect(message('[1,2,,"s3cr3t"]')).not.toContain('s3cr3t');
+    expect(message('{"a": 1,\n  "b" 2}')).toBe(
+      'is not valid JSON (Unexpected number at line 2, column 7)',
+    );
+    expect(message('{"a": "s3cr3t')).not.toContain('s3cr3t');
+    expect(message('{"a": ')).toMatch(/^is not valid JSON \(/);
+  });
+
   it('refuses nesting past 64 levels by field, even 1,000,000 deep, without recursing', () => {
     expect(parseJson(`${'['.repeat(64)}${']'.repeat(64)}`).ok).toBe(true);
     const parsed = parseJson(`{"a":${'['.repeat(1_000_000)}${']'.repeat(1_000_000)}}`, {

@@ -8,6 +8,23 @@ export type ParsedJson =
   | { ok: false; issues: ValidationIssue[]; syntax: boolean };
 
 /**
+ * What JSON.parse found wrong, never quoting the text: a file given by mistake (a secrets
+ * file for `--settings`) must not be printed in the error. A position becomes a line and column.
+ */
+function syntaxProblem(text: string, error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const at = /^(.*?) in JSON at position (\d+)/.exec(message);
+  if (at) {
+    const before = text.slice(0, Number(at[2]));
+    const line = before.split('\n').length;
+    const column = before.length - before.lastIndexOf('\n');
+    return `${at[1]} at line ${line}, column ${column}`;
+  }
+  if (/^Unexpected end of JSON input/.test(message)) return 'it ends too early';
+  return 'an unexpected character';
+}
+
+/**
  * Parse JSON text that came from outside. V8's JSON.parse does not recurse, so any text is
  * parsed without a stack overflow; the value is then checked, without recursion, for nesting
  * deeper than `maxDepth` and for `__proto__`, `constructor` and `prototype` keys. Issues are
@@ -25,7 +42,7 @@ export function parseJson(
     return {
       ok: false,
       syntax: true,
-      issues: [{ path: prefix, message: `is not valid JSON (${(error as Error).message})` }],
+      issues: [{ path: prefix, message: `is not valid JSON (${syntaxProblem(text, error)})` }],
     };
   }
   const issues = checkPlainData(value, prefix, options.maxDepth ?? MAX_JSON_DEPTH);
