@@ -27,9 +27,17 @@ function freshDir(): string {
   return dir;
 }
 
-/** Write an ssh config (and optional extra files next to it); returns the config's path. */
-function configFile(body: string, extra: Record<string, string> = {}): string {
-  const dir = freshDir();
+/**
+ * Write an ssh config as `HOME/.ssh/config` of a fresh home (and optional extra files in that
+ * ~/.ssh, where relative Includes are looked for); returns the config's path and the home.
+ */
+function configFile(
+  body: string,
+  extra: Record<string, string> = {},
+): { file: string; home: string } {
+  const home = freshDir();
+  const dir = join(home, '.ssh');
+  mkdirSync(dir);
   for (const [name, text] of Object.entries(extra)) {
     const path = join(dir, name);
     mkdirSync(join(path, '..'), { recursive: true });
@@ -37,7 +45,7 @@ function configFile(body: string, extra: Record<string, string> = {}): string {
   }
   const file = join(dir, 'config');
   writeFileSync(file, body);
-  return file;
+  return { file, home };
 }
 
 function resolve(
@@ -46,7 +54,13 @@ function resolve(
   env: NodeJS.ProcessEnv = {},
   extra: Record<string, string> = {},
 ): ResolvedHost {
-  return resolveHost(destination, { configFiles: [configFile(body, extra)], env });
+  const { file, home } = configFile(body, extra);
+  // The fresh home only where included files are: `~` in values stays this user's home.
+  return resolveHost(destination, {
+    configFiles: [file],
+    env,
+    ...(Object.keys(extra).length > 0 ? { home } : {}),
+  });
 }
 
 /** What OpenSSH itself resolves (`ssh -G -F file destination`), for a few keys. */
@@ -64,9 +78,15 @@ function sshG(file: string, destination: string): Record<string, string[]> {
   return result;
 }
 
-const defaultIdentities = ['id_ed25519', 'id_ecdsa', 'id_rsa'].map((name) =>
-  join(home, '.ssh', name),
-);
+const defaultIdentities = [
+  'id_rsa',
+  'id_ecdsa',
+  'id_ecdsa_sk',
+  'id_ed25519',
+  'id_ed25519_sk',
+  'id_xmss',
+  'id_dsa',
+].map((name) => join(home, '.ssh', name));
 
 describe('resolveHost defaults', () => {
   it('resolves a host with no config at all to OpenSSH defaults', () => {
@@ -79,11 +99,15 @@ describe('resolveHost defaults', () => {
       hostname: 'plain.example.com',
       port: 22,
       user: me,
-      identityFiles: expect.arrayContaining(defaultIdentities),
+      identityFiles: defaultIdentities,
       identityFilesExplicit: false,
       identitiesOnly: false,
+      pubkeyAuthentication: true,
       identityAgent: '/run/agent.sock',
-      proxyJump: [],
+      proxyJump: null,
+      proxyCommand: null,
+      hostKeyAlias: null,
+      certificateFiles: [],
       serverAliveIntervalSeconds: 0,
       serverAliveCountMax: 3,
       userKnownHostsFiles: [join(home, '.ssh', 'known_hosts'), join(home, '.ssh', 'known_hosts2')],
@@ -92,15 +116,14 @@ describe('resolveHost defaults', () => {
       hashKnownHosts: false,
       connectTimeoutSeconds: null,
       warnings: [],
+      refusals: [],
     });
-    expect(resolved.identityFiles).toHaveLength(3);
   });
 
   it('uses the default identity files when none is set, even if other blocks match', () => {
     const resolved = resolve('foo', 'Host foo\n  User bob\nHost *\n  Port 2222\n');
     expect(resolved.identityFilesExplicit).toBe(false);
-    expect(resolved.identityFiles).toEqual(expect.arrayContaining(defaultIdentities));
-    expect(resolved.identityFiles.every((file) => file.startsWith(home))).toBe(true);
+    expect(resolved.identityFiles).toEqual(defaultIdentities);
   });
 
   it('has no agent when IdentityAgent is unset and SSH_AUTH_SOCK is not in the env', () => {
@@ -164,8 +187,8 @@ describe('Host blocks', () => {
   });
 
   it('keeps the first value across config files, in the order given', () => {
-    const first = configFile('Host foo\n  User fromFirst\n');
-    const second = configFile('Host foo\n  User fromSecond\n  Port 2300\n');
+    const first = configFile('Host foo\n  User fromFirst\n').file;
+    const second = configFile('Host foo\n  User fromSecond\n  Port 2300\n').file;
     const resolved = resolveHost('foo', { configFiles: [first, second], env: {} });
     expect(resolved.user).toBe('fromFirst');
     expect(resolved.port).toBe(2300);
@@ -208,8 +231,8 @@ describe('Host blocks', () => {
       '  User viaNegFirst',
       '',
     ].join('\n');
-    expect(resolve('db.corp', body).proxyJump).toEqual(['bastion.corp']);
-    expect(resolve('bastion.corp', body).proxyJump).toEqual([]);
+    expect(resolve('db.corp', body).proxyJump).toBe('bastion.corp');
+    expect(resolve('bastion.corp', body).proxyJump).toBeNull();
     expect(resolve('db.corp', body).user).toBe('viaNegFirst');
     expect(resolve('gateway', body).user).toBe(me);
   });
@@ -239,7 +262,7 @@ describe('Host blocks', () => {
         '  Port 2200',
         '',
       ].join('\n'),
-    );
+    ).file;
     for (const destination of ['cluster', 'login', 'web.internal', 'db.internal', 'other']) {
       const ours = resolveHost(destination, { configFiles: [file], env: {} });
       const theirs = sshG(file, destination);
@@ -405,16 +428,14 @@ describe('UserKnownHostsFile and GlobalKnownHostsFile', () => {
 });
 
 describe('Include', () => {
-  it('resolves a relative Include against the config directory', () => {
-    const resolved = resolve(
-      'foo',
-      'Include extra.conf\n',
-      {},
-      {
-        'extra.conf': 'Host foo\n  User included\n',
-      },
-    );
-    expect(resolved.user).toBe('included');
+  it('resolves a relative Include in ~/.ssh, as ssh does for a user config, not beside the file', () => {
+    const { home } = configFile('', { 'extra.conf': 'Host foo\n  User included\n' });
+    const elsewhere = freshDir();
+    const file = join(elsewhere, 'my-config');
+    writeFileSync(file, 'Include extra.conf\n');
+    writeFileSync(join(elsewhere, 'extra.conf'), 'Host foo\n  User beside\n');
+    expect(resolveHost('foo', { configFiles: [file], env: {}, home }).user).toBe('included');
+    expect(resolveHost('foo', { configFile: file, env: {}, home }).user).toBe('included');
   });
 
   it('resolves an absolute Include', () => {
@@ -481,7 +502,7 @@ describe('Include', () => {
     expect(resolved.user).toBe(me);
   });
 
-  it('resolves nested relative includes against the top config directory', () => {
+  it('resolves nested relative includes in ~/.ssh too', () => {
     const resolved = resolve(
       'foo',
       'Include sub/first.conf\n',
@@ -495,10 +516,8 @@ describe('Include', () => {
   });
 
   it('fails on an Include loop instead of recursing forever', () => {
-    const dir = freshDir();
-    const file = join(dir, 'config');
-    writeFileSync(file, 'Include config\n');
-    expect(() => resolveHost('foo', { configFiles: [file], env: {} })).toThrow(
+    const { file, home } = configFile('Include config\n');
+    expect(() => resolveHost('foo', { configFiles: [file], env: {}, home })).toThrow(
       expect.objectContaining({ code: 'E_INVALID_PROFILE' }),
     );
   });
@@ -638,7 +657,7 @@ describe('Match', () => {
     expect(resolve('foo', 'Match host\n  Port 3010\n').port).toBe(22);
   });
 
-  it('does not apply an unsupported Match exec, warns, and never runs the command', () => {
+  it('never runs a Match exec, and refuses the host, naming it and the openssh transport', () => {
     const canary = join(freshDir(), 'canary');
     const resolved = resolve(
       'foo',
@@ -646,16 +665,17 @@ describe('Match', () => {
     );
     expect(resolved.port).toBe(22);
     expect(resolved.user).toBe('after');
-    expect(resolved.warnings.length).toBeGreaterThan(0);
-    expect(resolved.warnings.some((warning) => /match exec/i.test(warning))).toBe(true);
+    expect(resolved.refusals).toEqual([
+      expect.stringMatching(/Match exec "touch .*canary".*--transport openssh/),
+    ]);
     expect(existsSync(canary)).toBe(false);
   });
 
-  it('warns about other unsupported criteria that take an argument', () => {
+  it('refuses other criteria it does not know (newer OpenSSH ones)', () => {
     for (const criterion of ['tagged x', 'localnetwork 10.0.0.0/8', 'version OpenSSH*']) {
       const resolved = resolve('foo', `Match ${criterion}\n  Port 3012\n`);
       expect(resolved.port, criterion).toBe(22);
-      expect(resolved.warnings, criterion).toEqual([
+      expect(resolved.refusals, criterion).toEqual([
         expect.stringContaining(criterion.split(' ')[0] as string),
       ]);
     }
@@ -665,18 +685,25 @@ describe('Match', () => {
   // argument, so the argument-less `Match canonical` / `Match final` hit `value === undefined`
   // and are dropped with no warning (silently ignored, against the ResolvedHost.warnings
   // contract). With `Match canonical host foo` it even reads `host` as canonical's argument.
-  it('warns about the argument-less unsupported criteria canonical and final', () => {
+  it('applies Match final and canonical on the final pass, as ssh does', () => {
     for (const criterion of ['canonical', 'final']) {
       const resolved = resolve('foo', `Match ${criterion}\n  Port 3012\n`);
-      expect(resolved.port, criterion).toBe(22);
-      expect(resolved.warnings.length, criterion).toBeGreaterThan(0);
+      // `canonical` alone asks for no final pass; `final` does, and then both match.
+      expect(resolved.port, criterion).toBe(criterion === 'final' ? 3012 : 22);
+      expect(resolved.refusals, criterion).toEqual([]);
     }
+    // On the final pass Host lines are matched against the HostName.
+    const final = resolve(
+      'foo',
+      'Host foo\n  HostName real.example\nHost real.example\n  User real\nMatch final\n  Port 3013\n',
+    );
+    expect(final).toMatchObject({ user: 'real', port: 3013 });
   });
 
   it('does not warn for a Match whose supported criteria already failed', () => {
     const resolved = resolve('foo', 'Match originalhost bar exec "true"\n  Port 3013\n');
     expect(resolved.port).toBe(22);
-    expect(resolved.warnings).toEqual([]);
+    expect(resolved.refusals).toEqual([]);
   });
 
   it('accumulates IdentityFile from a Match host block that matches after HostName', () => {
@@ -702,45 +729,65 @@ describe('Match', () => {
 
 describe('ProxyJump and ProxyCommand', () => {
   it('takes a single jump host', () => {
-    expect(resolve('foo', 'Host foo\n  ProxyJump jump@bastion:2222\n').proxyJump).toEqual([
+    expect(resolve('foo', 'Host foo\n  ProxyJump jump@bastion:2222\n').proxyJump).toBe(
       'jump@bastion:2222',
-    ]);
+    );
   });
 
-  it('takes a comma list of jump hosts, in order', () => {
-    expect(resolve('foo', 'Host foo\n  ProxyJump first,u@second,third:2022\n').proxyJump).toEqual([
-      'first',
-      'u@second',
-      'third:2022',
-    ]);
+  it('takes a comma list of jump hosts as written', () => {
+    expect(resolve('foo', 'Host foo\n  ProxyJump first,u@second,third:2022\n').proxyJump).toBe(
+      'first,u@second,third:2022',
+    );
   });
 
   it('takes none (any case) to mean no jump host, and none wins if it comes first', () => {
-    expect(resolve('foo', 'Host foo\n  ProxyJump none\n').proxyJump).toEqual([]);
-    expect(resolve('foo', 'Host foo\n  ProxyJump NONE\n').proxyJump).toEqual([]);
+    expect(resolve('foo', 'Host foo\n  ProxyJump none\n').proxyJump).toBeNull();
+    expect(resolve('foo', 'Host foo\n  ProxyJump NONE\n').proxyJump).toBeNull();
     expect(
       resolve('bastion', 'Host bastion\n  ProxyJump none\nHost *\n  ProxyJump jump\n').proxyJump,
-    ).toEqual([]);
+    ).toBeNull();
     expect(
       resolve('foo', 'Host bastion\n  ProxyJump none\nHost *\n  ProxyJump jump\n').proxyJump,
-    ).toEqual(['jump']);
+    ).toBe('jump');
   });
 
-  it('warns that ProxyCommand is not supported', () => {
-    const resolved = resolve('foo', 'Host foo\n  ProxyCommand ssh -W %h:%p bastion\n');
-    expect(resolved.warnings).toEqual([expect.stringMatching(/proxycommand/i)]);
+  it('takes ProxyCommand as the rest of the line, unsplit, quotes and # included', () => {
+    const resolved = resolve('foo', 'Host foo\n  ProxyCommand ssh -W "%h:%p" bastion # not a comment\n');
+    expect(resolved.proxyCommand).toBe('ssh -W "%h:%p" bastion # not a comment');
+    expect(resolved.warnings).toEqual([]);
   });
 
-  it('does not warn for ProxyCommand none', () => {
-    expect(resolve('foo', 'Host foo\n  ProxyCommand none\n').warnings).toEqual([]);
+  it('lets the first of ProxyJump and ProxyCommand win', () => {
+    expect(resolve('foo', 'ProxyCommand c\nProxyJump j\n')).toMatchObject({
+      proxyCommand: 'c',
+      proxyJump: null,
+    });
+    expect(resolve('foo', 'ProxyJump j\nProxyCommand c\n')).toMatchObject({
+      proxyCommand: null,
+      proxyJump: 'j',
+    });
+    expect(resolve('foo', 'ProxyCommand none\nProxyJump j\n')).toMatchObject({
+      proxyCommand: null,
+      proxyJump: null,
+    });
   });
 
   it('warns for other unsupported directives but not for their harmless values', () => {
     // ControlMaster does not matter: yonder keeps one connection per host itself.
     expect(resolve('foo', 'ControlMaster auto\n').warnings).toEqual([]);
     expect(resolve('foo', 'GSSAPIAuthentication no\n').warnings).toEqual([]);
-    expect(resolve('foo', 'HostKeyAlias other\n').warnings).toEqual([
-      expect.stringMatching(/hostkeyalias/i),
+    expect(resolve('foo', 'ForwardAgent yes\n').warnings).toEqual([
+      expect.stringMatching(/ForwardAgent yes at .*config:1 is not supported by the ssh2 transport/),
+    ]);
+    expect(resolve('foo', 'HostKeyAlias Other\n')).toMatchObject({
+      hostKeyAlias: 'other',
+      warnings: [],
+    });
+    expect(resolve('foo', 'CertificateFile ~/.ssh/id-cert.pub\n').warnings).toEqual([
+      expect.stringMatching(/CertificateFile .*--transport openssh/),
+    ]);
+    expect(resolve('foo', 'KnownHostsCommand /bin/true\n').refusals).toEqual([
+      expect.stringMatching(/KnownHostsCommand .*--transport openssh/),
     ]);
   });
 });
