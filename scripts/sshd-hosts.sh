@@ -23,6 +23,11 @@
 #   target  port 2201  the workstation / login node (AllowTcpForwarding yes)
 #   jump    port 2202  ProxyJump hop (AllowTcpForwarding yes)
 #   narrow  port 2203  MaxSessions 2, AllowTcpForwarding no
+# and the hosts of the ssh2 transport's honesty tests (see "ssh2 transport's hosts" below):
+#   second  port 2231  publickey, then keyboard-interactive (a second factor)
+#   passwd  port 2232  password only
+#   rsa512  port 2233  RSA user keys only as rsa-sha2-512 (PubkeyAcceptedAlgorithms)
+#   hostca  port 2234  a host certificate signed by the test host CA
 #
 # Layout under ${YONDER_SSH_DIR:-/var/tmp/yonder-ssh} (0755):
 #   hosts/NAME/{sshd_config,ssh_host_ed25519_key,ssh_host_rsa_key,*.pub,sshd.pid,sshd.log}
@@ -31,7 +36,10 @@
 #     known_hosts_hashed, known_hosts_empty, known_hosts_changed,
 #     known_hosts_revoked, config (aliases target jump via-jump target-hashed
 #     target-unknown target-changed target-revoked target-encrypted
-#     target-agent narrow)
+#     target-agent narrow, and the ssh2 block's: inner via-chain jump-chained
+#     via-list second passwd rsa512 hostca), id_rsa, known_hosts_alias,
+#     known_hosts_ca, known_hosts_ca_revoked
+#   host-ca/ (root, 0700): ca, ca.pub (the host CA of hostca)
 #   changed-keys/  the "other" host keys used by known_hosts_changed
 # The client keys are in ~yonder-test/.ssh/authorized_keys (lines tagged
 # "yonder-sshd-hosts:$YONDER_SSH_DIR:...").
@@ -45,10 +53,21 @@ export DEBIAN_FRONTEND=noninteractive
 readonly TEST_USER=yonder-test
 readonly TEST_UID=2000
 readonly ADDR=127.0.0.1
-readonly HOSTS=(target jump narrow)
-declare -rA PORT=([target]=2201 [jump]=2202 [narrow]=2203)
-declare -rA MAX_SESSIONS=([target]=10 [jump]=10 [narrow]=2)
-declare -rA TCP_FORWARDING=([target]=yes [jump]=yes [narrow]=no)
+# ---- ssh2 transport's hosts: names and ports (their config: ssh2_host_config).
+readonly SSH2_HOSTS=(second passwd rsa512 hostca)
+declare -rA SSH2_PORT=([second]=2231 [passwd]=2232 [rsa512]=2233 [hostca]=2234)
+# ---- end of the ssh2 block
+readonly HOSTS=(target jump narrow "${SSH2_HOSTS[@]}")
+declare -A PORT=([target]=2201 [jump]=2202 [narrow]=2203)
+declare -A MAX_SESSIONS=([target]=10 [jump]=10 [narrow]=2)
+declare -A TCP_FORWARDING=([target]=yes [jump]=yes [narrow]=no)
+for h in "${SSH2_HOSTS[@]}"; do
+  PORT[$h]=${SSH2_PORT[$h]}
+  MAX_SESSIONS[$h]=10
+  TCP_FORWARDING[$h]=no
+done
+unset h
+readonly PORT MAX_SESSIONS TCP_FORWARDING
 readonly PASSPHRASE='correct horse'
 readonly PACKAGES=(openssh-server openssh-client)
 readonly SSHD=/usr/sbin/sshd
@@ -60,6 +79,7 @@ BASE=${BASE%/}
 readonly BASE
 readonly CLIENT=$BASE/client
 readonly CHANGED_KEYS=$BASE/changed-keys
+readonly HOST_CA=$BASE/host-ca
 readonly AUTH_TAG="yonder-sshd-hosts:$BASE"
 
 LOG_NAME=sshd-hosts
@@ -363,7 +383,7 @@ ensure_user() {
   if [[ -L $ak ]]; then die "$ak is a symlink"; fi
   {
     if [[ -f $ak ]]; then grep -vF " $AUTH_TAG:" "$ak" || true; fi
-    for k in id_ed25519 id_encrypted id_agent; do
+    for k in id_ed25519 id_encrypted id_agent id_rsa; do
       printf '%s %s:%s\n' "$(pubkey "$CLIENT/$k.pub")" "$AUTH_TAG" "$k"
     done
   } | if write_if_changed "$ak" "$TEST_USER:$group" 0600; then log "updated $ak"; fi
@@ -392,6 +412,7 @@ write_host() {
   install -d -o root -g root -m 0755 "$dir"
   gen_key "$dir/ssh_host_ed25519_key" ed25519 "yonder-$name-host" && changed=1
   gen_key "$dir/ssh_host_rsa_key" rsa "yonder-$name-host" && changed=1
+  ssh2_host_keys "$name" && changed=1
   local penalties='# PerSourcePenalties: not supported by this sshd'
   if per_source_penalties_supported "$dir/ssh_host_ed25519_key"; then
     penalties='PerSourcePenalties no'
@@ -399,6 +420,7 @@ write_host() {
   if write_if_changed "$dir/sshd_config" root:root 0644 <<EOF; then changed=1; fi
 # Written by yonder scripts/sshd-hosts.sh: test host "$name" (do not edit).
 # Started as: $SSHD -f $dir/sshd_config -E $dir/sshd.log
+$(ssh2_host_config "$name")
 ListenAddress $ADDR:${PORT[$name]}
 AddressFamily inet
 HostKey $dir/ssh_host_ed25519_key
@@ -483,11 +505,11 @@ write_known_hosts() {
     write_if_changed "$CLIENT/known_hosts_revoked" root:root 0644 || true
 }
 
-# alias NAME PORT KNOWN_HOSTS IDENTITY|-: one Host block of client/config.
+# alias NAME PORT KNOWN_HOSTS IDENTITY|- [HOSTNAME]: one Host block of client/config.
 ssh_alias() {
   local name=$1 port=$2 kh=$3 id=$4
   printf 'Host %s\n' "$name"
-  printf '  HostName %s\n  Port %s\n  User %s\n' "$ADDR" "$port" "$TEST_USER"
+  printf '  HostName %s\n  Port %s\n  User %s\n' "${5:-$ADDR}" "$port" "$TEST_USER"
   if [[ $id == - ]]; then
     printf '  IdentitiesOnly no\n  IdentityFile none\n'
   else
@@ -526,6 +548,8 @@ write_client_config() {
     ssh_alias target-agent "${PORT[target]}" "$kh" -
     echo
     ssh_alias narrow "${PORT[narrow]}" "$kh" "$id"
+    echo
+    ssh2_client_aliases
   } | if write_if_changed "$CLIENT/config" root:root 0600; then log "wrote $CLIENT/config"; fi
 }
 
@@ -539,15 +563,105 @@ prepare() {
   gen_key "$CLIENT/id_ed25519" ed25519 yonder-test-client || true
   gen_key "$CLIENT/id_encrypted" ed25519 yonder-test-client-encrypted "$PASSPHRASE" || true
   gen_key "$CLIENT/id_agent" ed25519 yonder-test-client-agent || true
+  gen_key "$CLIENT/id_rsa" rsa yonder-test-client-rsa || true
+  ssh2_prepare
   ssh-keygen -y -P "$PASSPHRASE" -f "$CLIENT/id_encrypted" </dev/null >/dev/null 2>&1 ||
     die "$CLIENT/id_encrypted does not open with the passphrase '$PASSPHRASE' (delete it to regenerate)"
 
   local h
   for h in "${HOSTS[@]}"; do write_host "$h"; done
   write_known_hosts
+  ssh2_known_hosts
   write_client_config
   ensure_user
 }
+
+# ------------------------------------------------- ssh2 transport's hosts
+# What the ssh2 transport must refuse clearly or get right (issue 14): a second factor after
+# the key, a password-only host, a host that takes RSA user keys only as rsa-sha2-512, a host
+# key signed by a host CA; and client aliases reached only through ProxyCommand (with
+# HostKeyAlias), through a jump host that has its own ProxyJump, and through a ProxyJump list.
+
+# ssh2_prepare: the host CA.
+ssh2_prepare() {
+  install -d -o root -g root -m 0700 "$HOST_CA"
+  gen_key "$HOST_CA/ca" ed25519 yonder-test-host-ca || true
+}
+
+# ssh2_host_keys NAME: hostca's certificate (signed by the host CA); 0 if (re)made.
+ssh2_host_keys() {
+  local name=$1 dir=$BASE/hosts/$1
+  [[ $name == hostca ]] || return 1
+  local cert=$dir/ssh_host_ed25519_key-cert.pub
+  local listing
+  if [[ -s $cert ]]; then
+    listing=$(ssh-keygen -L -f "$cert" 2>/dev/null || true)
+    if grep -qF "$(ssh-keygen -l -f "$HOST_CA/ca.pub" | awk '{print $2}')" <<<"$listing" &&
+      grep -qF "$(ssh-keygen -l -f "$dir/ssh_host_ed25519_key.pub" | awk '{print $2}')" <<<"$listing"; then
+      return 1
+    fi
+  fi
+  ssh-keygen -q -s "$HOST_CA/ca" -I yonder-hostca -h -n "$ADDR,[$ADDR]:${PORT[hostca]}" \
+    -V always:forever "$dir/ssh_host_ed25519_key.pub" </dev/null >/dev/null 2>&1 ||
+    die "ssh-keygen could not sign the host key of hostca"
+  log "signed $cert"
+  return 0
+}
+
+# ssh2_host_config NAME: sshd_config lines that come first (sshd keeps the first value).
+ssh2_host_config() {
+  case $1 in
+    second)
+      printf 'AuthenticationMethods publickey,keyboard-interactive\nKbdInteractiveAuthentication yes\n' ;;
+    passwd)
+      printf 'AuthenticationMethods password\nPasswordAuthentication yes\n' ;;
+    rsa512)
+      printf 'PubkeyAcceptedAlgorithms rsa-sha2-512\n' ;;
+    hostca)
+      printf 'HostCertificate %s\n' "$BASE/hosts/hostca/ssh_host_ed25519_key-cert.pub" ;;
+  esac
+}
+
+# ssh2_known_hosts: target's keys under a HostKeyAlias only; the host CA (and it revoked).
+ssh2_known_hosts() {
+  local type ca
+  for type in ed25519 rsa; do
+    printf 'inner.yonder.test %s\n' "$(pubkey "$BASE/hosts/target/ssh_host_${type}_key.pub")"
+  done | write_if_changed "$CLIENT/known_hosts_alias" root:root 0644 || true
+  ca=$(pubkey "$HOST_CA/ca.pub")
+  printf '@cert-authority [%s]:%s %s\n' "$ADDR" "${PORT[hostca]}" "$ca" |
+    write_if_changed "$CLIENT/known_hosts_ca" root:root 0644 || true
+  printf '@cert-authority [%s]:%s %s\n@revoked * %s\n' "$ADDR" "${PORT[hostca]}" "$ca" "$ca" |
+    write_if_changed "$CLIENT/known_hosts_ca_revoked" root:root 0644 || true
+}
+
+# ssh2_client_aliases: the Host blocks of client/config for the hosts above.
+ssh2_client_aliases() {
+  local id=$CLIENT/id_ed25519 kh=$CLIENT/known_hosts h
+  # Reachable only through its ProxyCommand: the HostName does not resolve (.invalid), the
+  # proxy checks that %h %p %r %n reached it expanded, then forwards through jump.
+  ssh_alias inner "${PORT[target]}" "$CLIENT/known_hosts_alias" "$id" inner.yonder.invalid
+  printf '  HostKeyAlias inner.yonder.test\n'
+  printf '  ProxyCommand sh -c '"'"'test "$1 $3 $4" = "inner.yonder.invalid %s inner" && exec ssh -F %s -W %s:"$2" jump'"'"' proxy %%h %%p %%r %%n\n' \
+    "$TEST_USER" "$CLIENT/config" "$ADDR"
+  echo
+  # A jump host with its own ProxyJump: target -> jump-chained -> target.
+  ssh_alias jump-chained "${PORT[jump]}" "$kh" "$id"
+  printf '  ProxyJump target\n\n'
+  ssh_alias via-chain "${PORT[target]}" "$kh" "$id"
+  printf '  ProxyJump jump-chained\n\n'
+  # A ProxyJump list: target -> jump -> target.
+  ssh_alias via-list "${PORT[target]}" "$kh" "$id"
+  printf '  ProxyJump target,jump\n\n'
+  for h in second passwd; do
+    ssh_alias "$h" "${PORT[$h]}" "$kh" "$id"
+    echo
+  done
+  ssh_alias rsa512 "${PORT[rsa512]}" "$kh" "$CLIENT/id_rsa"
+  echo
+  ssh_alias hostca "${PORT[hostca]}" "$CLIENT/known_hosts_ca" "$id"
+}
+# ---- end of the ssh2 block
 
 # ---------------------------------------------------------------- daemons
 
@@ -714,7 +828,12 @@ cmd_env() {
     "YONDER_SSH_KNOWN_HOSTS_REVOKED=$CLIENT/known_hosts_revoked" \
     "YONDER_SSH_LOG_TARGET=$BASE/hosts/target/sshd.log" \
     "YONDER_SSH_LOG_JUMP=$BASE/hosts/jump/sshd.log" \
-    "YONDER_SSH_LOG_NARROW=$BASE/hosts/narrow/sshd.log"; do
+    "YONDER_SSH_LOG_NARROW=$BASE/hosts/narrow/sshd.log" \
+    "YONDER_SSH_KEY_RSA=$CLIENT/id_rsa" \
+    "YONDER_SSH_KNOWN_HOSTS_ALIAS=$CLIENT/known_hosts_alias" \
+    "YONDER_SSH_KNOWN_HOSTS_CA=$CLIENT/known_hosts_ca" \
+    "YONDER_SSH_KNOWN_HOSTS_CA_REVOKED=$CLIENT/known_hosts_ca_revoked" \
+    "YONDER_SSH_HOST_CA=$HOST_CA/ca.pub"; do
     printf 'export %s=%s\n' "${kv%%=*}" "$(shq "${kv#*=}")"
   done
 }

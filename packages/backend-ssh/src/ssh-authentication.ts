@@ -1,0 +1,162 @@
+/** Public-key authentication for the ssh2 transport: the keys and agent a host's config allows, RSA keys offered as rsa-sha2-512 then rsa-sha2-256, and a failure explained by what the server asked for that ssh2 cannot give. */
+import { readFileSync } from 'node:fs';
+import { getErrorMessage } from '@yonder/core';
+import ssh2, { type AuthenticationType, type AuthHandlerMiddleware, type ParsedKey } from 'ssh2';
+import type { ResolvedHost } from './ssh-config.js';
+
+const { utils } = ssh2;
+
+/** The keys a host's identity files give, and why some could not be used. */
+export interface Identities {
+  keys: Array<{ file: string; key: ParsedKey }>;
+  problems: string[];
+  /** `KEY-cert.pub` files beside identities: ssh would offer them, ssh2 cannot. */
+  certificates: string[];
+  agent: string | undefined;
+}
+
+/** Read the identity files of a host (and decide on the agent) without touching the network. */
+export function readIdentities(host: ResolvedHost): Identities {
+  const keys: Identities['keys'] = [];
+  const problems: string[] = [];
+  const certificates: string[] = [...host.certificateFiles];
+  if (host.pubkeyAuthentication) {
+    for (const file of host.identityFiles) {
+      let data: Buffer;
+      try {
+        data = readFileSync(file);
+      } catch (error) {
+        if (host.identityFilesExplicit)
+          problems.push(
+            `the identity file ${file} cannot be read (${(error as NodeJS.ErrnoException).code ?? getErrorMessage(error)})`,
+          );
+        continue;
+      }
+      try {
+        readFileSync(`${file}-cert.pub`);
+        certificates.push(`${file}-cert.pub`);
+      } catch {
+        /* no certificate beside it */
+      }
+      const parsed = utils.parseKey(data);
+      if (parsed instanceof Error) {
+        problems.push(
+          /encrypted|passphrase/i.test(parsed.message)
+            ? `the key ${file} is encrypted and no passphrase is available: load it into ssh-agent (ssh-add ${file}) and make sure SSH_AUTH_SOCK is set`
+            : `the key ${file} cannot be read: ${parsed.message}`,
+        );
+        continue;
+      }
+      keys.push({ file, key: parsed });
+    }
+  }
+  const agent =
+    host.pubkeyAuthentication &&
+    host.identityAgent &&
+    !(host.identitiesOnly && keys.length > 0)
+      ? host.identityAgent
+      : undefined;
+  return { keys, problems, certificates, agent };
+}
+
+/**
+ * An RSA key that signs with SHA-2 under the algorithm name `rsa-sha2-512` or `-256`. ssh2
+ * offers an RSA key under one algorithm only (rsa-sha2-256 when the server lists it), so a
+ * server that accepts only rsa-sha2-512 (`PubkeyAcceptedAlgorithms`) refuses it; the same key
+ * offered under each name, as OpenSSH does, gets in. The object is the parsed key with its
+ * algorithm name and its signing hash replaced.
+ */
+function rsaWith(key: ParsedKey, algorithm: 'rsa-sha2-512' | 'rsa-sha2-256'): ParsedKey {
+  const hash = algorithm === 'rsa-sha2-512' ? 'sha512' : 'sha256';
+  const wrapped = Object.create(key) as ParsedKey;
+  Object.defineProperty(wrapped, 'type', { value: algorithm });
+  Object.defineProperty(wrapped, 'sign', {
+    value: (data: Buffer) => key.sign(data, hash),
+  });
+  return wrapped;
+}
+
+/** What the server said during authentication, for the error when it fails. */
+export interface AuthenticationLog {
+  /** The methods the server listed last ("can continue"). */
+  methodsLeft: string[] | null;
+  /** Whether a method succeeded but the server wants another one (a second factor). */
+  partialSuccess: boolean;
+}
+
+/** ssh2's authHandler for a host: every key (RSA under both SHA-2 names), then the agent. */
+export function createAuthHandler(
+  host: ResolvedHost,
+  identities: Identities,
+  log: AuthenticationLog,
+): AuthHandlerMiddleware {
+  const methods: Array<Record<string, unknown>> = [];
+  for (const { key } of identities.keys) {
+    if (key.type === 'ssh-rsa')
+      for (const algorithm of ['rsa-sha2-512', 'rsa-sha2-256'] as const)
+        methods.push({ type: 'publickey', username: host.user, key: rsaWith(key, algorithm) });
+    else methods.push({ type: 'publickey', username: host.user, key });
+  }
+  if (identities.agent)
+    methods.push({ type: 'agent', username: host.user, agent: identities.agent });
+  let next = 0;
+  return ((methodsLeft: AuthenticationType[] | null, partialSuccess: boolean | null) => {
+    if (methodsLeft) log.methodsLeft = [...methodsLeft];
+    if (partialSuccess) log.partialSuccess = true;
+    while (next < methods.length) {
+      const method = methods[next] as { type: string };
+      next += 1;
+      if (methodsLeft && !methodsLeft.includes(method.type === 'agent' ? 'publickey' : (method.type as AuthenticationType)))
+        continue;
+      return method;
+    }
+    return false;
+  }) as unknown as AuthHandlerMiddleware;
+}
+
+const INTERACTIVE: Record<string, string> = {
+  'keyboard-interactive': 'keyboard-interactive (prompts: a password, a one-time code, Duo…)',
+  password: 'password',
+  'gssapi-with-mic': 'gssapi-with-mic (Kerberos)',
+  'gssapi-keyex': 'gssapi-keyex (Kerberos)',
+  hostbased: 'hostbased',
+};
+
+/**
+ * Why authentication failed, in terms the user can act on: a second factor the server asked for
+ * after the key was accepted, methods ssh2 cannot use, certificates it cannot offer.
+ */
+export function authenticationFailure(
+  label: string,
+  identities: Identities,
+  log: AuthenticationLog,
+): string {
+  const tried = [
+    ...identities.keys.map((entry) => entry.file),
+    ...(identities.agent ? [`agent ${identities.agent}`] : []),
+  ];
+  const others = (log.methodsLeft ?? []).filter((method) => method !== 'publickey');
+  const named = others.map((method) => INTERACTIVE[method] ?? method);
+  const parts: string[] = [];
+  if (log.partialSuccess && named.length > 0)
+    parts.push(
+      `Authentication to ${label}: the server accepted the key but asks for more (${named.join(', ')}), which the ssh2 transport cannot answer. Use --transport openssh and log in once with yonder connect.`,
+    );
+  else {
+    parts.push(`Authentication to ${label} failed (tried ${tried.join(', ') || 'no key'}).`);
+    if (log.methodsLeft && !log.methodsLeft.includes('publickey'))
+      parts.push(
+        `The server does not take public keys here; it offers ${named.join(', ') || 'nothing ssh2 can use'}, which the ssh2 transport cannot use: use --transport openssh.`,
+      );
+    else if (named.length > 0)
+      parts.push(
+        `The server also offers ${named.join(', ')}, which the ssh2 transport cannot use: if that is how you log in, use --transport openssh.`,
+      );
+  }
+  if (identities.certificates.length > 0)
+    parts.push(
+      `ssh would also offer the OpenSSH certificate${identities.certificates.length > 1 ? 's' : ''} ${identities.certificates.join(', ')}, which ssh2 cannot use: use --transport openssh.`,
+    );
+  if (identities.problems.length > 0) parts.push(`Also: ${identities.problems.join('; ')}.`);
+  return parts.join(' ');
+}
