@@ -48,6 +48,8 @@ export interface ProxyProcess {
   stderr(): string;
   /** Whether it has exited, and how. */
   exit(): string | null;
+  /** Resolves once it has exited and its stderr is read (or after `ms`, if it is still running). */
+  settled(ms: number): Promise<void>;
 }
 
 /**
@@ -69,6 +71,7 @@ export function startProxyCommand(host: ResolvedHost, given: NodeJS.ProcessEnv):
   child.on('exit', (code, signal) => {
     exited = signal ? `killed by ${signal}` : `exited with ${code}`;
   });
+  const closed = new Promise<void>((resolvePromise) => child.on('close', () => resolvePromise()));
   const socket = Duplex.from({ readable: child.stdout, writable: child.stdin });
   // A child that cannot be started, or a pipe that breaks, ends the connection (ssh2 reports it).
   child.on('error', (error) => socket.destroy(error));
@@ -81,5 +84,7 @@ export function startProxyCommand(host: ResolvedHost, given: NodeJS.ProcessEnv):
     child,
     stderr: () => stderr.trim(),
     exit: () => exited,
+    settled: (ms) =>
+      Promise.race([closed, new Promise<void>((resolvePromise) => setTimeout(resolvePromise, ms).unref())]),
   };
 }

@@ -107,9 +107,11 @@ function login(
     hostVerifier: (key: Buffer) => verifier.verify(key),
   };
   return new Promise<Client>((resolvePromise, rejectPromise) => {
-    const onError = (error: Error & { level?: string }): void => {
+    const onError = async (error: Error & { level?: string }): Promise<void> => {
       cleanup();
       const proxy = options.proxy;
+      // What a failed ProxyCommand said comes with its exit, a moment after its stdout closed.
+      if (proxy && error.level !== 'client-authentication') await proxy.settled(2_000);
       const proxySaid =
         proxy && (proxy.exit() || proxy.stderr())
           ? ` (the ProxyCommand ${[proxy.exit(), proxy.stderr()].filter(Boolean).join(': ')})`
@@ -129,15 +131,16 @@ function login(
       resolvePromise(client);
     };
     const cleanup = (): void => {
-      client.removeListener('error', onError);
+      client.removeListener('error', onErrorEvent);
       client.removeListener('ready', onReady);
     };
-    client.on('error', onError);
+    const onErrorEvent = (error: Error): void => void onError(error);
+    client.on('error', onErrorEvent);
     client.on('ready', onReady);
     try {
       client.connect(config);
     } catch (error) {
-      onError(error as Error);
+      void onError(error as Error);
     }
   });
 }
