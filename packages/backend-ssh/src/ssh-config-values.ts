@@ -67,8 +67,13 @@ const DEFAULT_IDENTITIES = [
   'id_dsa',
 ].map((name) => `~/.ssh/${name}`);
 
-/** A comma-separated ssh pattern list with `!` negation; `lowerPatterns` lowercases the patterns (hosts). */
-export function patternListMatches(list: string, subject: string, lowerPatterns: boolean): boolean {
+/**
+ * A comma-separated ssh pattern list with `!` negation. `hostNames` compares case-insensitively
+ * (ssh's match_hostname lowercases both); user names are compared exactly.
+ */
+export function patternListMatches(list: string, given: string, hostNames: boolean): boolean {
+  const subject = hostNames ? given.toLowerCase() : given;
+  const lowerPatterns = hostNames;
   let matched = false;
   for (const item of list.split(',')) {
     const negated = item.startsWith('!');
