@@ -23,7 +23,7 @@
 #   target  port 2201  the workstation / login node (AllowTcpForwarding yes)
 #   jump    port 2202  ProxyJump hop (AllowTcpForwarding yes)
 #   narrow  port 2203  MaxSessions 2, AllowTcpForwarding no
-# and the hosts of the ssh2 transport's honesty tests (see "ssh2 transport's hosts" below):
+# and the hosts of the ssh2 transport's tests (scripts/lib/sshd-ssh2-hosts.sh):
 #   second  port 2231  publickey, then keyboard-interactive (a second factor)
 #   passwd  port 2232  password only
 #   rsa512  port 2233  RSA user keys only as rsa-sha2-512 (PubkeyAcceptedAlgorithms)
@@ -53,10 +53,9 @@ export DEBIAN_FRONTEND=noninteractive
 readonly TEST_USER=yonder-test
 readonly TEST_UID=2000
 readonly ADDR=127.0.0.1
-# ---- ssh2 transport's hosts: names and ports (their config: ssh2_host_config).
-readonly SSH2_HOSTS=(second passwd rsa512 hostca)
-declare -rA SSH2_PORT=([second]=2231 [passwd]=2232 [rsa512]=2233 [hostca]=2234)
-# ---- end of the ssh2 block
+# The ssh2 transport's hosts (SSH2_HOSTS, SSH2_PORT and their ssh2_* functions).
+# shellcheck source=lib/sshd-ssh2-hosts.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/sshd-ssh2-hosts.sh"
 readonly HOSTS=(target jump narrow "${SSH2_HOSTS[@]}")
 declare -A PORT=([target]=2201 [jump]=2202 [narrow]=2203)
 declare -A MAX_SESSIONS=([target]=10 [jump]=10 [narrow]=2)
@@ -417,11 +416,14 @@ write_host() {
   if per_source_penalties_supported "$dir/ssh_host_ed25519_key"; then
     penalties='PerSourcePenalties no'
   fi
+  # Lines of the ssh2 block's hosts first (sshd keeps the first value); nothing for the others.
+  local extra
+  extra=$(ssh2_host_config "$name")
+  [[ -z $extra ]] || extra+=$'\n'
   if write_if_changed "$dir/sshd_config" root:root 0644 <<EOF; then changed=1; fi
 # Written by yonder scripts/sshd-hosts.sh: test host "$name" (do not edit).
 # Started as: $SSHD -f $dir/sshd_config -E $dir/sshd.log
-$(ssh2_host_config "$name")
-ListenAddress $ADDR:${PORT[$name]}
+${extra}ListenAddress $ADDR:${PORT[$name]}
 AddressFamily inet
 HostKey $dir/ssh_host_ed25519_key
 HostKey $dir/ssh_host_rsa_key
@@ -576,92 +578,6 @@ prepare() {
   ensure_user
 }
 
-# ------------------------------------------------- ssh2 transport's hosts
-# What the ssh2 transport must refuse clearly or get right (issue 14): a second factor after
-# the key, a password-only host, a host that takes RSA user keys only as rsa-sha2-512, a host
-# key signed by a host CA; and client aliases reached only through ProxyCommand (with
-# HostKeyAlias), through a jump host that has its own ProxyJump, and through a ProxyJump list.
-
-# ssh2_prepare: the host CA.
-ssh2_prepare() {
-  install -d -o root -g root -m 0700 "$HOST_CA"
-  gen_key "$HOST_CA/ca" ed25519 yonder-test-host-ca || true
-}
-
-# ssh2_host_keys NAME: hostca's certificate (signed by the host CA); 0 if (re)made.
-ssh2_host_keys() {
-  local name=$1 dir=$BASE/hosts/$1
-  [[ $name == hostca ]] || return 1
-  local cert=$dir/ssh_host_ed25519_key-cert.pub
-  local listing
-  if [[ -s $cert ]]; then
-    listing=$(ssh-keygen -L -f "$cert" 2>/dev/null || true)
-    if grep -qF "$(ssh-keygen -l -f "$HOST_CA/ca.pub" | awk '{print $2}')" <<<"$listing" &&
-      grep -qF "$(ssh-keygen -l -f "$dir/ssh_host_ed25519_key.pub" | awk '{print $2}')" <<<"$listing"; then
-      return 1
-    fi
-  fi
-  ssh-keygen -q -s "$HOST_CA/ca" -I yonder-hostca -h -n "$ADDR,[$ADDR]:${PORT[hostca]}" \
-    -V always:forever "$dir/ssh_host_ed25519_key.pub" </dev/null >/dev/null 2>&1 ||
-    die "ssh-keygen could not sign the host key of hostca"
-  log "signed $cert"
-  return 0
-}
-
-# ssh2_host_config NAME: sshd_config lines that come first (sshd keeps the first value).
-ssh2_host_config() {
-  case $1 in
-    second)
-      printf 'AuthenticationMethods publickey,keyboard-interactive\nKbdInteractiveAuthentication yes\n' ;;
-    passwd)
-      printf 'AuthenticationMethods password\nPasswordAuthentication yes\n' ;;
-    rsa512)
-      printf 'PubkeyAcceptedAlgorithms rsa-sha2-512\n' ;;
-    hostca)
-      printf 'HostCertificate %s\n' "$BASE/hosts/hostca/ssh_host_ed25519_key-cert.pub" ;;
-  esac
-}
-
-# ssh2_known_hosts: target's keys under a HostKeyAlias only; the host CA (and it revoked).
-ssh2_known_hosts() {
-  local type ca
-  for type in ed25519 rsa; do
-    printf 'inner.yonder.test %s\n' "$(pubkey "$BASE/hosts/target/ssh_host_${type}_key.pub")"
-  done | write_if_changed "$CLIENT/known_hosts_alias" root:root 0644 || true
-  ca=$(pubkey "$HOST_CA/ca.pub")
-  printf '@cert-authority [%s]:%s %s\n' "$ADDR" "${PORT[hostca]}" "$ca" |
-    write_if_changed "$CLIENT/known_hosts_ca" root:root 0644 || true
-  printf '@cert-authority [%s]:%s %s\n@revoked * %s\n' "$ADDR" "${PORT[hostca]}" "$ca" "$ca" |
-    write_if_changed "$CLIENT/known_hosts_ca_revoked" root:root 0644 || true
-}
-
-# ssh2_client_aliases: the Host blocks of client/config for the hosts above.
-ssh2_client_aliases() {
-  local id=$CLIENT/id_ed25519 kh=$CLIENT/known_hosts h
-  # Reachable only through its ProxyCommand: the HostName does not resolve (.invalid), the
-  # proxy checks that %h %p %r %n reached it expanded, then forwards through jump.
-  ssh_alias inner "${PORT[target]}" "$CLIENT/known_hosts_alias" "$id" inner.yonder.invalid
-  printf '  HostKeyAlias inner.yonder.test\n'
-  printf '  ProxyCommand sh -c '"'"'test "$1 $3 $4" = "inner.yonder.invalid %s inner" && exec ssh -F %s -W %s:"$2" jump'"'"' proxy %%h %%p %%r %%n\n' \
-    "$TEST_USER" "$CLIENT/config" "$ADDR"
-  echo
-  # A jump host with its own ProxyJump: target -> jump-chained -> target.
-  ssh_alias jump-chained "${PORT[jump]}" "$kh" "$id"
-  printf '  ProxyJump target\n\n'
-  ssh_alias via-chain "${PORT[target]}" "$kh" "$id"
-  printf '  ProxyJump jump-chained\n\n'
-  # A ProxyJump list: target -> jump -> target.
-  ssh_alias via-list "${PORT[target]}" "$kh" "$id"
-  printf '  ProxyJump target,jump\n\n'
-  for h in second passwd; do
-    ssh_alias "$h" "${PORT[$h]}" "$kh" "$id"
-    echo
-  done
-  ssh_alias rsa512 "${PORT[rsa512]}" "$kh" "$CLIENT/id_rsa"
-  echo
-  ssh_alias hostca "${PORT[hostca]}" "$CLIENT/known_hosts_ca" "$id"
-}
-# ---- end of the ssh2 block
 
 # ---------------------------------------------------------------- daemons
 
