@@ -24,7 +24,9 @@ export interface HostVerifier {
 
 /** The name and port known_hosts knows a host by: its HostKeyAlias (no port, as ssh does), else the host name. */
 export function knownHostsName(host: ResolvedHost): { name: string; port: number } {
-  return host.hostKeyAlias ? { name: host.hostKeyAlias, port: 22 } : { name: host.hostname, port: host.port };
+  return host.hostKeyAlias
+    ? { name: host.hostKeyAlias, port: 22 }
+    : { name: host.hostname, port: host.port };
 }
 
 /**
@@ -52,7 +54,9 @@ export function createHostVerifier(
   const serverHostKey = [...recordedTypes].flatMap((type) =>
     type === 'ssh-rsa' ? ['rsa-sha2-512', 'rsa-sha2-256', 'ssh-rsa'] : [type],
   );
-  const shown = host.hostKeyAlias ? `${options.label} (known as ${host.hostKeyAlias})` : options.label;
+  const shown = host.hostKeyAlias
+    ? `${options.label} (known as ${host.hostKeyAlias})`
+    : options.label;
   let refusal: string | null = null;
   let pinned: Buffer | null = null;
   const verify = (key: Buffer): boolean => {

@@ -85,6 +85,9 @@ export function startProxyCommand(host: ResolvedHost, given: NodeJS.ProcessEnv):
     stderr: () => stderr.trim(),
     exit: () => exited,
     settled: (ms) =>
-      Promise.race([closed, new Promise<void>((resolvePromise) => setTimeout(resolvePromise, ms).unref())]),
+      Promise.race([
+        closed,
+        new Promise<void>((resolvePromise) => setTimeout(resolvePromise, ms).unref()),
+      ]),
   };
 }

@@ -51,9 +51,7 @@ export function readIdentities(host: ResolvedHost): Identities {
     }
   }
   const agent =
-    host.pubkeyAuthentication &&
-    host.identityAgent &&
-    !(host.identitiesOnly && keys.length > 0)
+    host.pubkeyAuthentication && host.identityAgent && !(host.identitiesOnly && keys.length > 0)
       ? host.identityAgent
       : undefined;
   return { keys, problems, certificates, agent };
@@ -106,7 +104,12 @@ export function createAuthHandler(
     while (next < methods.length) {
       const method = methods[next] as { type: string };
       next += 1;
-      if (methodsLeft && !methodsLeft.includes(method.type === 'agent' ? 'publickey' : (method.type as AuthenticationType)))
+      if (
+        methodsLeft &&
+        !methodsLeft.includes(
+          method.type === 'agent' ? 'publickey' : (method.type as AuthenticationType),
+        )
+      )
         continue;
       return method;
     }

@@ -69,7 +69,9 @@ describe('yonder over the ssh2 transport', () => {
     const submit = await yonder(['submit', '--profile', 'ignored', '--', 'true']);
     expect(submit.code, submit.stderr).toBe(0);
     const lines = submit.stderr.split('\n').filter((line) => line.includes('ForwardAgent'));
-    expect(lines).toEqual([expect.stringMatching(/^yonder: warning: ssh config: ForwardAgent yes/)]);
+    expect(lines).toEqual([
+      expect.stringMatching(/^yonder: warning: ssh config: ForwardAgent yes/),
+    ]);
   }, 120_000);
 
   it('ends at once when it cannot log in: an encrypted key without an agent', async () => {
@@ -85,12 +87,17 @@ describe('yonder over the ssh2 transport', () => {
     const key = join(state, 'stranger_key');
     execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', key]);
     const config = join(state, 'with-stranger');
-    writeFileSync(config, `Host target\n  IdentityFile ${key}\n  IdentitiesOnly yes\n  HostName 127.0.0.1\n  Port 2201\n  User yonder-test\n  UserKnownHostsFile ${env.YONDER_SSH_KNOWN_HOSTS}\n`);
+    writeFileSync(
+      config,
+      `Host target\n  IdentityFile ${key}\n  IdentitiesOnly yes\n  HostName 127.0.0.1\n  Port 2201\n  User yonder-test\n  UserKnownHostsFile ${env.YONDER_SSH_KNOWN_HOSTS}\n`,
+    );
     await addProfile('stranger', 'target', config);
     const run = await yonder(['submit', '--profile', 'stranger', '--', 'true']);
     expect(run.signal).toBeNull();
     expect(run.code).toBe(1);
-    expect(run.stderr).toMatch(/Authentication to yonder-test@127\.0\.0\.1:2201.* failed \(tried .*stranger_key\)/);
+    expect(run.stderr).toMatch(
+      /Authentication to yonder-test@127\.0\.0\.1:2201.* failed \(tried .*stranger_key\)/,
+    );
     expect(run.ms).toBeLessThan(30_000);
   }, 120_000);
 });

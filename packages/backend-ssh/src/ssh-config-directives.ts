@@ -141,10 +141,7 @@ export function reviewDirectives(values: ConfigValues): DirectiveReview {
       continue;
     }
     if (NO_BEARING.has(keyword)) {
-      if (
-        (keyword === 'gssapiauthentication' || keyword === 'hostbasedauthentication') &&
-        !off
-      )
+      if ((keyword === 'gssapiauthentication' || keyword === 'hostbasedauthentication') && !off)
         warnings.push(
           `ssh config: ${line.name} ${value} at ${where(line)} cannot be used by the ssh2 transport; a login that needs it fails (${HINT}).`,
         );

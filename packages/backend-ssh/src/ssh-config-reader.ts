@@ -33,7 +33,12 @@ export interface ReadPlace {
 }
 
 /** Keywords whose value is the rest of the line, not a list of words. */
-const RAW_KEYWORDS = new Set(['proxycommand', 'localcommand', 'remotecommand', 'knownhostscommand']);
+const RAW_KEYWORDS = new Set([
+  'proxycommand',
+  'localcommand',
+  'remotecommand',
+  'knownhostscommand',
+]);
 
 const MAX_DEPTH = 16;
 
@@ -191,7 +196,8 @@ export function readConfigFile(
       }
       return;
     }
-    if (state.active) handlers.apply({ keyword, name: match[1] as string, args, raw, file, line: lineNumber });
+    if (state.active)
+      handlers.apply({ keyword, name: match[1] as string, args, raw, file, line: lineNumber });
   });
   return true;
 }

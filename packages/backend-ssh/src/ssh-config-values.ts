@@ -1,6 +1,7 @@
 /** What OpenSSH's config resolution gives for one destination, before yonder reads it: the first value of each directive, as `ssh -G` prints them, with Host, Match (and its final pass), Include, `-F` and the system file handled as readconf.c does. */
-import { homedir, userInfo } from 'node:os';
+
 import { isIP } from 'node:net';
+import { homedir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { type ConfigLine, globRegex, readConfigFile } from './ssh-config-reader.js';
 
@@ -155,7 +156,8 @@ export function resolveConfig(
       if (value === undefined) return false;
       let matched: boolean;
       if (attribute === 'host') matched = patternListMatches(value, currentHost(), true);
-      else if (attribute === 'originalhost') matched = patternListMatches(value, originalHost, true);
+      else if (attribute === 'originalhost')
+        matched = patternListMatches(value, originalHost, true);
       else if (attribute === 'user') matched = patternListMatches(value, currentUser(), false);
       else if (attribute === 'localuser') matched = patternListMatches(value, localUser, false);
       else {
@@ -203,7 +205,11 @@ export function resolveConfig(
       if (source.configFile.toLowerCase() !== 'none')
         readConfigFile(source.configFile, { user: true, required: true, place }, handlers);
     } else {
-      readConfigFile(join(home, '.ssh', 'config'), { user: true, required: false, place }, handlers);
+      readConfigFile(
+        join(home, '.ssh', 'config'),
+        { user: true, required: false, place },
+        handlers,
+      );
       readConfigFile(SYSTEM_CONFIG, { user: false, required: false, place }, handlers);
     }
   };

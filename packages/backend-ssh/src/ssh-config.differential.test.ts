@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { resolveConfig } from './ssh-config-values.js';
 import { splitDestination } from './ssh-config.js';
+import { resolveConfig } from './ssh-config-values.js';
 
 // The config resolution checked against OpenSSH itself: `ssh -G -F file destination` over
 // generated configs (Host patterns with ? * and !, first match wins, Match host / originalhost /
@@ -38,23 +38,33 @@ const DIRECTIVES: Record<string, string[]> = {
 const directive = fc
   .constantFrom(...Object.keys(DIRECTIVES))
   .chain((keyword) =>
-    fc
-      .constantFrom(...(DIRECTIVES[keyword] as string[]))
-      .map((value) => `  ${keyword} ${value}`),
+    fc.constantFrom(...(DIRECTIVES[keyword] as string[])).map((value) => `  ${keyword} ${value}`),
   );
 
 const criterion = fc.oneof(
-  fc.constantFrom('host', '!host', 'originalhost', 'user', '!user').chain((name) =>
-    fc
-      .constantFrom(...(name.includes('user') ? ['alice', 'bob', 'root', 'a*'] : PATTERNS))
-      .map((value) => `${name} ${value}`),
-  ),
+  fc
+    .constantFrom('host', '!host', 'originalhost', 'user', '!user')
+    .chain((name) =>
+      fc
+        .constantFrom(...(name.includes('user') ? ['alice', 'bob', 'root', 'a*'] : PATTERNS))
+        .map((value) => `${name} ${value}`),
+    ),
   fc.constant('final'),
 );
 
 const header = fc.oneof(
-  { weight: 3, arbitrary: fc.array(fc.constantFrom(...PATTERNS), { minLength: 1, maxLength: 3 }).map((p) => `Host ${p.join(' ')}`) },
-  { weight: 2, arbitrary: fc.array(criterion, { minLength: 1, maxLength: 2 }).map((c) => `Match ${c.join(' ')}`) },
+  {
+    weight: 3,
+    arbitrary: fc
+      .array(fc.constantFrom(...PATTERNS), { minLength: 1, maxLength: 3 })
+      .map((p) => `Host ${p.join(' ')}`),
+  },
+  {
+    weight: 2,
+    arbitrary: fc
+      .array(criterion, { minLength: 1, maxLength: 2 })
+      .map((c) => `Match ${c.join(' ')}`),
+  },
   { weight: 1, arbitrary: fc.constant('Match all') },
 );
 
@@ -68,7 +78,10 @@ const configs = fc.record({
   blocks: fc.array(block, { minLength: 1, maxLength: 4 }),
   included: fc.option(fc.array(block, { minLength: 1, maxLength: 2 }), { nil: undefined }),
   includeAt: fc.nat(4),
-  destination: fc.tuple(fc.constantFrom(...NAMES), fc.option(fc.constantFrom('bob', 'alice'), { nil: undefined })),
+  destination: fc.tuple(
+    fc.constantFrom(...NAMES),
+    fc.option(fc.constantFrom('bob', 'alice'), { nil: undefined }),
+  ),
 });
 
 /** A ProxyJump list as ssh -G prints it: the hops before the last as written, the last as user@host:port. */
@@ -125,7 +138,15 @@ describe('config resolution against ssh -G', () => {
           ...(ours.proxyCommand ? { proxycommand: [ours.proxyCommand] } : {}),
           ...(ours.hostKeyAlias ? { hostkeyalias: [ours.hostKeyAlias] } : {}),
         };
-        const keys = ['hostname', 'user', 'port', 'identityfile', 'proxyjump', 'proxycommand', 'hostkeyalias'];
+        const keys = [
+          'hostname',
+          'user',
+          'port',
+          'identityfile',
+          'proxyjump',
+          'proxycommand',
+          'hostkeyalias',
+        ];
         const wanted = Object.fromEntries(
           keys.filter((key) => expected[key] !== undefined).map((key) => [key, expected[key]]),
         );

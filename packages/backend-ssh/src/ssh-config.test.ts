@@ -752,7 +752,10 @@ describe('ProxyJump and ProxyCommand', () => {
   });
 
   it('takes ProxyCommand as the rest of the line, unsplit, quotes and # included', () => {
-    const resolved = resolve('foo', 'Host foo\n  ProxyCommand ssh -W "%h:%p" bastion # not a comment\n');
+    const resolved = resolve(
+      'foo',
+      'Host foo\n  ProxyCommand ssh -W "%h:%p" bastion # not a comment\n',
+    );
     expect(resolved.proxyCommand).toBe('ssh -W "%h:%p" bastion # not a comment');
     expect(resolved.warnings).toEqual([]);
   });
@@ -777,7 +780,9 @@ describe('ProxyJump and ProxyCommand', () => {
     expect(resolve('foo', 'ControlMaster auto\n').warnings).toEqual([]);
     expect(resolve('foo', 'GSSAPIAuthentication no\n').warnings).toEqual([]);
     expect(resolve('foo', 'ForwardAgent yes\n').warnings).toEqual([
-      expect.stringMatching(/ForwardAgent yes at .*config:1 is not supported by the ssh2 transport/),
+      expect.stringMatching(
+        /ForwardAgent yes at .*config:1 is not supported by the ssh2 transport/,
+      ),
     ]);
     expect(resolve('foo', 'HostKeyAlias Other\n')).toMatchObject({
       hostKeyAlias: 'other',

@@ -85,7 +85,10 @@ export interface ResolveOptions extends ConfigSource {
  */
 export function expandTokens(
   value: string,
-  values: Pick<ConfigValues, 'hostname' | 'port' | 'user' | 'originalHost' | 'home' | 'localUser'> & {
+  values: Pick<
+    ConfigValues,
+    'hostname' | 'port' | 'user' | 'originalHost' | 'home' | 'localUser'
+  > & {
     hostKeyAlias: string | null;
   },
   env: NodeJS.ProcessEnv,
@@ -158,9 +161,7 @@ export function resolveHost(destination: string, options: ResolveOptions = {}): 
     hostname: values.hostname,
     port: values.port,
     user: values.user,
-    identityFiles: values.identityFiles
-      .filter((file) => file.toLowerCase() !== 'none')
-      .map(expand),
+    identityFiles: values.identityFiles.filter((file) => file.toLowerCase() !== 'none').map(expand),
     identityFilesExplicit: values.identityFilesExplicit,
     identitiesOnly: yes(first('identitiesonly')),
     pubkeyAuthentication: first('pubkeyauthentication')?.toLowerCase() !== 'no',
@@ -180,10 +181,7 @@ export function resolveHost(destination: string, options: ResolveOptions = {}): 
       .map(expand),
     serverAliveIntervalSeconds: Number(first('serveraliveinterval') ?? 0),
     serverAliveCountMax: Number(first('serveralivecountmax') ?? 3),
-    userKnownHostsFiles: files('userknownhostsfile', [
-      '~/.ssh/known_hosts',
-      '~/.ssh/known_hosts2',
-    ]),
+    userKnownHostsFiles: files('userknownhostsfile', ['~/.ssh/known_hosts', '~/.ssh/known_hosts2']),
     globalKnownHostsFiles: files('globalknownhostsfile', [
       '/etc/ssh/ssh_known_hosts',
       '/etc/ssh/ssh_known_hosts2',

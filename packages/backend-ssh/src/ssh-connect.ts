@@ -4,7 +4,7 @@ import type { Duplex } from 'node:stream';
 import { YonderError } from '@yonder/core';
 import ssh2, { type ClientChannel, type ConnectConfig } from 'ssh2';
 import { createHostVerifier } from './host-key-verifier.js';
-import { startProxyCommand, type ProxyProcess } from './proxy-command.js';
+import { type ProxyProcess, startProxyCommand } from './proxy-command.js';
 import {
   type AuthenticationLog,
   authenticationFailure,
@@ -148,7 +148,10 @@ function login(
 /** Fail before any socket is opened when a hop cannot be used at all by ssh2. */
 function checkUsable(host: ResolvedHost): void {
   if (host.refusals.length > 0)
-    throw new YonderError('E_TRANSPORT', `Cannot reach ${describeHost(host)}: ${host.refusals.join(' ')}`);
+    throw new YonderError(
+      'E_TRANSPORT',
+      `Cannot reach ${describeHost(host)}: ${host.refusals.join(' ')}`,
+    );
   const identities = readIdentities(host);
   if (identities.keys.length === 0 && !identities.agent)
     throw new YonderError(
@@ -180,7 +183,8 @@ export async function openRoute(
     for (const client of clients) client.end();
     for (const socket of sockets) socket.destroy();
     for (const proxy of proxies)
-      if (proxy.child.exitCode === null && proxy.child.signalCode === null) proxy.child.kill('SIGTERM');
+      if (proxy.child.exitCode === null && proxy.child.signalCode === null)
+        proxy.child.kill('SIGTERM');
   };
   try {
     let previous: Client | null = null;
@@ -194,7 +198,12 @@ export async function openRoute(
         sock = proxy.socket;
       } else sock = await tcp(host);
       sockets.push(sock);
-      previous = await login(host, sock, { acceptNewHostKeys: options.acceptNewHostKeys, proxy }, clients);
+      previous = await login(
+        host,
+        sock,
+        { acceptNewHostKeys: options.acceptNewHostKeys, proxy },
+        clients,
+      );
     }
     return { clients, final: previous as Client, close };
   } catch (error) {

@@ -1,6 +1,11 @@
 /** The hops from here to a host, as ssh finds them: a ProxyJump list's last host reached through the hosts before it (`-J`), a jump host's own ProxyJump or ProxyCommand followed when it is reached alone. */
 import { YonderError } from '@yonder/core';
-import { type ResolvedHost, type ResolveOptions, resolveHost, splitDestination } from './ssh-config.js';
+import {
+  type ResolvedHost,
+  type ResolveOptions,
+  resolveHost,
+  splitDestination,
+} from './ssh-config.js';
 
 /** A chain too long is a loop in the config (a jump host that jumps through itself). */
 const MAX_HOPS = 10;

@@ -130,11 +130,14 @@ describe('ssh2 transport: the ssh config as ssh -F reads it', () => {
       );
       return file;
     };
-    await using(own('target', plain('  IdentityFile none\n  IdentitiesOnly yes\n')), async (ssh) => {
-      await expect(ssh.run(['true'])).rejects.toMatchObject({
-        message: expect.stringMatching(/^No way to authenticate .*no identity file exists/),
-      });
-    });
+    await using(
+      own('target', plain('  IdentityFile none\n  IdentitiesOnly yes\n')),
+      async (ssh) => {
+        await expect(ssh.run(['true'])).rejects.toMatchObject({
+          message: expect.stringMatching(/^No way to authenticate .*no identity file exists/),
+        });
+      },
+    );
     const then = plain(`  IdentityFile none\n  IdentityFile ${env.YONDER_SSH_KEY}\n`);
     await using(own('target', then), async (ssh) => {
       expect((await ssh.run(['true'])).exitCode).toBe(0);
@@ -186,7 +189,9 @@ describe('ssh2 transport: logins it cannot make are refused clearly', () => {
   it('names the methods of a server that takes no public keys', async () => {
     await using(transport('passwd'), async (ssh) => {
       await expect(ssh.run(['true'])).rejects.toMatchObject({
-        message: expect.stringMatching(/does not take public keys here; it offers password.*--transport openssh/),
+        message: expect.stringMatching(
+          /does not take public keys here; it offers password.*--transport openssh/,
+        ),
       });
     });
   });
@@ -207,7 +212,9 @@ describe('ssh2 transport: host keys vouched for by a certificate authority', () 
     await using(own('hostca', file, { acceptNewHostKeys: true }), async (ssh) => {
       await expect(ssh.run(['true'])).rejects.toMatchObject({
         code: 'E_TRANSPORT',
-        message: expect.stringMatching(/@cert-authority in .*known_hosts_ca:1.*--transport openssh/),
+        message: expect.stringMatching(
+          /@cert-authority in .*known_hosts_ca:1.*--transport openssh/,
+        ),
       });
     });
     expect(readFileSync(known, 'utf8')).toBe(before);
@@ -218,7 +225,9 @@ describe('ssh2 transport: host keys vouched for by a certificate authority', () 
   });
 
   it('refuses it with the CA revoked too', async () => {
-    const file = config(`Host hostca\n  UserKnownHostsFile ${env.YONDER_SSH_KNOWN_HOSTS_CA_REVOKED}\n`);
+    const file = config(
+      `Host hostca\n  UserKnownHostsFile ${env.YONDER_SSH_KNOWN_HOSTS_CA_REVOKED}\n`,
+    );
     await using(own('hostca', file, { acceptNewHostKeys: true }), async (ssh) => {
       await expect(ssh.run(['true'])).rejects.toMatchObject({
         code: 'E_TRANSPORT',

@@ -78,7 +78,8 @@ export class SshTransport implements TransportV1 {
     this.profile = options.profile;
     this.settings = options.settings ?? sshSettings(options.profile);
     this.env = options.env ?? process.env;
-    this.warn = options.warn ?? ((message) => process.stderr.write(`yonder: warning: ${message}\n`));
+    this.warn =
+      options.warn ?? ((message) => process.stderr.write(`yonder: warning: ${message}\n`));
     if (!options.profile.host)
       throw new YonderError(
         'E_INVALID_PROFILE',
@@ -121,7 +122,12 @@ export class SshTransport implements TransportV1 {
       user: host.user,
       hostname: host.hostname,
       port: host.port,
-      via: index > 0 ? `jump ${route[index - 1]?.alias}` : host.proxyCommand ? `ProxyCommand ${host.proxyCommand}` : 'tcp',
+      via:
+        index > 0
+          ? `jump ${route[index - 1]?.alias}`
+          : host.proxyCommand
+            ? `ProxyCommand ${host.proxyCommand}`
+            : 'tcp',
       identityFiles: host.identityFiles,
       ...(host.hostKeyAlias ? { hostKeyAlias: host.hostKeyAlias } : {}),
     }));

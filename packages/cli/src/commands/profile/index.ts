@@ -191,7 +191,9 @@ function transportText(facts: { readonly [key: string]: JsonValue | undefined })
     if (key === 'route' && Array.isArray(value)) {
       value.forEach((hop, index) => {
         const h = (hop ?? {}) as Record<string, JsonValue>;
-        const ids = Array.isArray(h.identityFiles) ? ` identities ${h.identityFiles.join(', ')}` : '';
+        const ids = Array.isArray(h.identityFiles)
+          ? ` identities ${h.identityFiles.join(', ')}`
+          : '';
         const alias = h.hostKeyAlias ? ` host key alias ${String(h.hostKeyAlias)}` : '';
         text += `Route:     ${index + 1}. ${String(h.user)}@${String(h.hostname)}:${String(h.port)} (${String(h.destination)}) via ${String(h.via)}${alias}${ids}\n`;
       });
