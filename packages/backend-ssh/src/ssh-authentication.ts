@@ -4,7 +4,7 @@ import { getErrorMessage } from '@yonder/core';
 import ssh2, { type AuthenticationType, type AuthHandlerMiddleware, type ParsedKey } from 'ssh2';
 import type { ResolvedHost } from './ssh-config.js';
 
-const { utils } = ssh2;
+const { BaseAgent, OpenSSHAgent, utils } = ssh2;
 
 /** The keys a host's identity files give, and why some could not be used. */
 export interface Identities {
@@ -74,6 +74,62 @@ function rsaWith(key: ParsedKey, algorithm: 'rsa-sha2-512' | 'rsa-sha2-256'): Pa
   return wrapped;
 }
 
+/** The agent keys stood in for by an rsa-sha2 name: the key the agent knows, and the hash. */
+const AGENT_RSA = new WeakMap<object, { key: ParsedKey; hash: 'sha512' | 'sha256' }>();
+
+// ssh2 takes an agent only if it is a BaseAgent; its typings of the two methods are overloads
+// that a plain implementation cannot satisfy, so the base is typed as a bare class here.
+const AgentBase = BaseAgent as unknown as new () => object;
+
+/**
+ * The user's agent with every RSA identity listed twice, as rsa-sha2-512 and rsa-sha2-256
+ * (ssh2 would offer it under one name only), each signed by the agent with that hash.
+ */
+class Sha2Agent extends AgentBase {
+  private readonly inner: InstanceType<typeof OpenSSHAgent>;
+
+  constructor(socket: string) {
+    super();
+    this.inner = new OpenSSHAgent(socket);
+  }
+
+  getIdentities(cb: (error: Error | undefined, keys?: ParsedKey[]) => void): void {
+    this.inner.getIdentities((error, keys) => {
+      if (error || !keys) return cb(error ?? new Error('The agent listed no keys'));
+      const listed: ParsedKey[] = [];
+      for (const entry of keys) {
+        const key = utils.parseKey(entry as unknown as Buffer) as ParsedKey | Error;
+        if (key instanceof Error) continue;
+        if (key.type !== 'ssh-rsa') {
+          listed.push(key);
+          continue;
+        }
+        for (const algorithm of ['rsa-sha2-512', 'rsa-sha2-256'] as const) {
+          const wrapped = rsaWith(key, algorithm);
+          AGENT_RSA.set(wrapped, { key, hash: algorithm === 'rsa-sha2-512' ? 'sha512' : 'sha256' });
+          listed.push(wrapped);
+        }
+      }
+      cb(undefined, listed);
+    });
+  }
+
+  sign(
+    key: ParsedKey,
+    data: Buffer,
+    options: object | ((error?: Error | null, signature?: Buffer) => void),
+    cb?: (error?: Error | null, signature?: Buffer) => void,
+  ): void {
+    const done = (typeof options === 'function' ? options : cb) as (
+      error?: Error | null,
+      signature?: Buffer,
+    ) => void;
+    const stand = AGENT_RSA.get(key);
+    const signOptions = stand ? { hash: stand.hash } : typeof options === 'function' ? {} : options;
+    this.inner.sign(stand ? stand.key : key, data, signOptions, done);
+  }
+}
+
 /** What the server said during authentication, for the error when it fails. */
 export interface AuthenticationLog {
   /** The methods the server listed last ("can continue"). */
@@ -96,7 +152,7 @@ export function createAuthHandler(
     else methods.push({ type: 'publickey', username: host.user, key });
   }
   if (identities.agent)
-    methods.push({ type: 'agent', username: host.user, agent: identities.agent });
+    methods.push({ type: 'agent', username: host.user, agent: new Sha2Agent(identities.agent) });
   let next = 0;
   return ((methodsLeft: AuthenticationType[] | null, partialSuccess: boolean | null) => {
     if (methodsLeft) log.methodsLeft = [...methodsLeft];

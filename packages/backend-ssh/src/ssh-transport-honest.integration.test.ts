@@ -1,7 +1,8 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { until } from '@yonder/test-helpers';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createSshTransport, type SshTransport } from './ssh-transport.js';
 import { hostsEnv, sshProfile } from './test-support/hosts.js';
@@ -200,6 +201,34 @@ describe('ssh2 transport: logins it cannot make are refused clearly', () => {
     await using(transport('rsa512'), async (ssh) => {
       expect((await ssh.run(['id', '-un'])).stdout).toBe('yonder-test\n');
     });
+  });
+
+  it('logs in with an RSA key from the agent where the server takes only rsa-sha2-512', async () => {
+    const socket = join(mkdtempSync(join(tmpdir(), 'yonder-agent-')), 'agent.sock');
+    const agent = spawn('ssh-agent', ['-D', '-a', socket], { stdio: 'ignore' });
+    try {
+      await until(() => existsSync(socket), 10_000, 'ssh-agent to listen');
+      execFileSync('ssh-add', [env.YONDER_SSH_KEY_RSA as string], {
+        env: { ...process.env, SSH_AUTH_SOCK: socket },
+        stdio: 'ignore',
+      });
+      // No identity file at all: only the agent's key can log in.
+      const file = join(scratch, 'agent-only');
+      writeFileSync(
+        file,
+        `Host rsa512\n  HostName 127.0.0.1\n  Port 2233\n  User yonder-test\n  IdentityFile none\n  IdentityAgent ${socket}\n  UserKnownHostsFile ${env.YONDER_SSH_KNOWN_HOSTS}\n`,
+      );
+      const ssh = createSshTransport({
+        profile: { name: 'x', backend: 'ssh', host: 'rsa512', transportOptions: { config: file } },
+        env: {},
+        warn: () => {},
+      });
+      await using(ssh, async () => {
+        expect((await ssh.run(['id', '-un'])).stdout).toBe('yonder-test\n');
+      });
+    } finally {
+      agent.kill();
+    }
   });
 });
 
