@@ -17,7 +17,6 @@ const HONOURED = new Set([
   'serveralivecountmax',
   'userknownhostsfile',
   'globalknownhostsfile',
-  'stricthostkeychecking',
   'hashknownhosts',
   'connecttimeout',
   'batchmode',
@@ -124,6 +123,14 @@ export function reviewDirectives(values: ConfigValues): DirectiveReview {
     );
   for (const [keyword, line] of values.lines) {
     if (HONOURED.has(keyword)) continue;
+    if (keyword === 'stricthostkeychecking') {
+      const strict = (line.args[0] ?? '').toLowerCase();
+      if (['yes', 'ask', 'true'].includes(strict)) continue;
+      warnings.push(
+        `ssh config: StrictHostKeyChecking ${line.args[0]} at ${where(line)} is not followed by the ssh2 transport: an unknown host key is refused unless the profile accepts new keys (--accept-new-host-keys), and a changed one always is.`,
+      );
+      continue;
+    }
     const value = line.args.join(' ');
     const off = OFF_VALUES.has((line.args[0] ?? '').toLowerCase());
     if (REFUSED[keyword] !== undefined) {

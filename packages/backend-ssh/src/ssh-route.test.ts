@@ -159,3 +159,16 @@ describe('authentication failures', () => {
     expect(text).toMatch(/certificate \/k-cert\.pub, which ssh2 cannot use/);
   });
 });
+
+describe('StrictHostKeyChecking', () => {
+  it('is reported when the config would let ssh accept keys the ssh2 transport refuses', () => {
+    const review = (value: string) =>
+      resolveHost('x', { configFile: file(`StrictHostKeyChecking ${value}\n`), env: {} }).warnings;
+    expect(review('yes')).toEqual([]);
+    expect(review('ask')).toEqual([]);
+    expect(review('accept-new')).toEqual([
+      expect.stringMatching(/StrictHostKeyChecking accept-new .*--accept-new-host-keys/),
+    ]);
+    expect(review('no')).toHaveLength(1);
+  });
+});

@@ -232,6 +232,32 @@ describe('ssh2 transport: logins it cannot make are refused clearly', () => {
   });
 });
 
+describe('ssh2 transport: HostKeyAlias', () => {
+  it('records a new key under the alias (no port), and checks it there next time', async () => {
+    const known = join(scratch, 'known_hosts_alias_new');
+    writeFileSync(known, '');
+    const file = join(scratch, 'alias-config');
+    writeFileSync(
+      file,
+      `Host aliased\n  HostName 127.0.0.1\n  Port 2201\n  User yonder-test\n  HostKeyAlias Box.Alias\n  IdentityFile ${env.YONDER_SSH_KEY}\n  UserKnownHostsFile ${known}\n  GlobalKnownHostsFile /dev/null\n`,
+    );
+    await using(own('aliased', file, { acceptNewHostKeys: true }), async (ssh) => {
+      expect((await ssh.run(['true'])).exitCode).toBe(0);
+    });
+    expect(readFileSync(known, 'utf8')).toMatch(/^box\.alias ssh-\S+ \S+\n$/);
+    await using(own('aliased', file), async (ssh) => {
+      expect((await ssh.run(['true'])).exitCode).toBe(0);
+    });
+    // The same key recorded for another name only is unknown under the alias.
+    writeFileSync(known, readFileSync(known, 'utf8').replace('box.alias', '[127.0.0.1]:2201'));
+    await using(own('aliased', file), async (ssh) => {
+      await expect(ssh.run(['true'])).rejects.toMatchObject({
+        message: expect.stringMatching(/\(known as box\.alias\) is unknown/),
+      });
+    });
+  });
+});
+
 describe('ssh2 transport: host keys vouched for by a certificate authority', () => {
   it('refuses a host covered by @cert-authority, and never pins its raw key', async () => {
     const known = join(scratch, 'known_hosts_ca');
