@@ -50,11 +50,13 @@ function isChannelOpenFailure(error: unknown): boolean {
 }
 
 /**
- * The SSH transport: one persistent ssh2 connection per host per process, shared by every
- * operation, with host keys checked against known_hosts and the ssh config honoured
- * (Host aliases, HostName, User, Port, IdentityFile, IdentitiesOnly, ProxyJump hop by hop,
- * ServerAliveInterval, UserKnownHostsFile), the agent through SSH_AUTH_SOCK, a bound on
- * concurrent channels, and reconnection with backoff after the connection drops.
+ * The SSH transport (ssh2, in-process): one persistent connection per host per process, shared
+ * by every operation, over the route the ssh config gives (`planRoute`: ProxyJump chains,
+ * ProxyCommand, HostKeyAlias; `--ssh-config` read as `ssh -F`), host keys checked against
+ * known_hosts, the agent through SSH_AUTH_SOCK, a bound on concurrent channels, and
+ * reconnection with backoff after the connection drops. What the config asks for that ssh2
+ * ignores is said once through `warn`; what it cannot do is refused naming it (`describe()`
+ * lists both for `profile check`).
  */
 export class SshTransport implements TransportV1 {
   readonly specificationVersion = 'v1' as const;
