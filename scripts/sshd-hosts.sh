@@ -28,6 +28,7 @@
 #   passwd  port 2232  password only
 #   rsa512  port 2233  RSA user keys only as rsa-sha2-512 (PubkeyAcceptedAlgorithms)
 #   hostca  port 2234  a host certificate signed by the test host CA
+#   userca  port 2235  user certificates only (TrustedUserCAKeys)
 #
 # Layout under ${YONDER_SSH_DIR:-/var/tmp/yonder-ssh} (0755):
 #   hosts/NAME/{sshd_config,ssh_host_ed25519_key,ssh_host_rsa_key,*.pub,sshd.pid,sshd.log}
@@ -37,9 +38,9 @@
 #     known_hosts_revoked, config (aliases target jump via-jump target-hashed
 #     target-unknown target-changed target-revoked target-encrypted
 #     target-agent narrow, and the ssh2 block's: inner via-chain jump-chained
-#     via-list second passwd rsa512 hostca), id_rsa, known_hosts_alias,
-#     known_hosts_ca, known_hosts_ca_revoked
-#   host-ca/ (root, 0700): ca, ca.pub (the host CA of hostca)
+#     via-list second passwd rsa512 hostca userca), id_rsa, id_cert (and
+#     id_cert-cert.pub), known_hosts_alias, known_hosts_ca, known_hosts_ca_revoked
+#   host-ca/, user-ca/ (root, 0700): ca, ca.pub (the host CA of hostca, the user CA of userca)
 #   changed-keys/  the "other" host keys used by known_hosts_changed
 # The client keys are in ~yonder-test/.ssh/authorized_keys (lines tagged
 # "yonder-sshd-hosts:$YONDER_SSH_DIR:...").
@@ -749,7 +750,8 @@ cmd_env() {
     "YONDER_SSH_KNOWN_HOSTS_ALIAS=$CLIENT/known_hosts_alias" \
     "YONDER_SSH_KNOWN_HOSTS_CA=$CLIENT/known_hosts_ca" \
     "YONDER_SSH_KNOWN_HOSTS_CA_REVOKED=$CLIENT/known_hosts_ca_revoked" \
-    "YONDER_SSH_HOST_CA=$HOST_CA/ca.pub"; do
+    "YONDER_SSH_HOST_CA=$HOST_CA/ca.pub" \
+    "YONDER_SSH_KEY_CERT=$CLIENT/id_cert"; do
     printf 'export %s=%s\n' "${kv%%=*}" "$(shq "${kv#*=}")"
   done
 }

@@ -9,16 +9,32 @@
 #   passwd  port 2232  password only
 #   rsa512  port 2233  RSA user keys only as rsa-sha2-512 (PubkeyAcceptedAlgorithms)
 #   hostca  port 2234  a host certificate signed by $BASE/host-ca/ca
+#   userca  port 2235  user certificates only (TrustedUserCAKeys $BASE/user-ca/ca.pub,
+#                      AuthorizedKeysFile none); client key id_cert with id_cert-cert.pub
 # Uses from sshd-hosts.sh: BASE CLIENT HOST_CA ADDR PORT TEST_USER, gen_key pubkey
 # write_if_changed ssh_alias log die.
 
-readonly SSH2_HOSTS=(second passwd rsa512 hostca)
-declare -rA SSH2_PORT=([second]=2231 [passwd]=2232 [rsa512]=2233 [hostca]=2234)
+readonly SSH2_HOSTS=(second passwd rsa512 hostca userca)
+declare -rA SSH2_PORT=([second]=2231 [passwd]=2232 [rsa512]=2233 [hostca]=2234 [userca]=2235)
 
-# ssh2_prepare: the host CA.
+# ssh2_prepare: the host CA, the user CA and the client key it certifies.
 ssh2_prepare() {
-  install -d -o root -g root -m 0700 "$HOST_CA"
+  install -d -o root -g root -m 0700 "$HOST_CA" "$BASE/user-ca"
   gen_key "$HOST_CA/ca" ed25519 yonder-test-host-ca || true
+  gen_key "$BASE/user-ca/ca" ed25519 yonder-test-user-ca || true
+  gen_key "$CLIENT/id_cert" ed25519 yonder-test-client-cert || true
+  local cert=$CLIENT/id_cert-cert.pub listing
+  if [[ -s $cert ]]; then
+    listing=$(ssh-keygen -L -f "$cert" 2>/dev/null || true)
+    if grep -qF "$(ssh-keygen -l -f "$BASE/user-ca/ca.pub" | awk '{print $2}')" <<<"$listing" &&
+      grep -qF "$(ssh-keygen -l -f "$CLIENT/id_cert.pub" | awk '{print $2}')" <<<"$listing"; then
+      return 0
+    fi
+  fi
+  ssh-keygen -q -s "$BASE/user-ca/ca" -I yonder-test-cert -n "$TEST_USER" -V always:forever \
+    "$CLIENT/id_cert.pub" </dev/null >/dev/null 2>&1 || die "ssh-keygen could not sign id_cert.pub"
+  chmod 0644 "$cert"
+  log "signed $cert"
 }
 
 # ssh2_host_keys NAME: hostca's certificate (signed by the host CA); 0 if (re)made.
@@ -52,6 +68,8 @@ ssh2_host_config() {
       printf 'PubkeyAcceptedAlgorithms rsa-sha2-512\n' ;;
     hostca)
       printf 'HostCertificate %s\n' "$BASE/hosts/hostca/ssh_host_ed25519_key-cert.pub" ;;
+    userca)
+      printf 'TrustedUserCAKeys %s\nAuthorizedKeysFile none\n' "$BASE/user-ca/ca.pub" ;;
   esac
 }
 
@@ -93,4 +111,7 @@ ssh2_client_aliases() {
   ssh_alias rsa512 "${PORT[rsa512]}" "$kh" "$CLIENT/id_rsa"
   echo
   ssh_alias hostca "${PORT[hostca]}" "$CLIENT/known_hosts_ca" "$id"
+  echo
+  # ssh offers id_cert-cert.pub (beside the key) by itself.
+  ssh_alias userca "${PORT[userca]}" "$kh" "$CLIENT/id_cert"
 }

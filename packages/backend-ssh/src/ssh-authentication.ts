@@ -1,5 +1,6 @@
 /** Public-key authentication for the ssh2 transport: the keys and agent a host's config allows, RSA keys offered as rsa-sha2-512 then rsa-sha2-256, and a failure explained by what the server asked for that ssh2 cannot give. */
 import { readFileSync } from 'node:fs';
+import { createConnection } from 'node:net';
 import { getErrorMessage } from '@yonder/core';
 import ssh2, { type AuthenticationType, type AuthHandlerMiddleware, type ParsedKey } from 'ssh2';
 import type { ResolvedHost } from './ssh-config.js';
@@ -74,6 +75,51 @@ function rsaWith(key: ParsedKey, algorithm: 'rsa-sha2-512' | 'rsa-sha2-256'): Pa
   return wrapped;
 }
 
+/**
+ * The certificates an agent holds (`TYPE-cert-v01@openssh.com` identities, which ssh2's agent
+ * client drops without a word), as `comment (type)`, read with one REQUEST_IDENTITIES. An agent
+ * that does not answer in time gives none.
+ */
+export function agentCertificates(socket: string, timeoutMs = 5_000): Promise<string[]> {
+  return new Promise((resolvePromise) => {
+    const chunks: Buffer[] = [];
+    const connection = createConnection(socket);
+    const finish = (found: string[]): void => {
+      clearTimeout(timer);
+      connection.destroy();
+      resolvePromise(found);
+    };
+    const timer = setTimeout(() => finish([]), timeoutMs);
+    connection.on('error', () => finish([]));
+    connection.on('connect', () => connection.write(Buffer.from([0, 0, 0, 1, 11])));
+    connection.on('data', (chunk) => {
+      chunks.push(chunk);
+      const data = Buffer.concat(chunks);
+      if (data.length < 4 || data.length < 4 + data.readUInt32BE(0)) return;
+      const found: string[] = [];
+      // byte SSH_AGENT_IDENTITIES_ANSWER (12), uint32 count, then (string blob, string comment)*.
+      if (data[4] === 12) {
+        let offset = 9;
+        const count = data.readUInt32BE(5);
+        const text = (): Buffer => {
+          const length = data.readUInt32BE(offset);
+          const value = data.subarray(offset + 4, offset + 4 + length);
+          offset += 4 + length;
+          return value;
+        };
+        for (let index = 0; index < count && offset < data.length; index += 1) {
+          const blob = text();
+          const comment = text().toString('utf8');
+          const type =
+            blob.length >= 4 ? blob.subarray(4, 4 + blob.readUInt32BE(0)).toString() : '';
+          if (type.endsWith('-cert-v01@openssh.com')) found.push(`${comment} (${type})`);
+        }
+      }
+      finish(found);
+    });
+  });
+}
+
 /** The agent keys stood in for by an rsa-sha2 name: the key the agent knows, and the hash. */
 const AGENT_RSA = new WeakMap<object, { key: ParsedKey; hash: 'sha512' | 'sha256' }>();
 
@@ -88,12 +134,23 @@ const AgentBase = BaseAgent as unknown as new () => object;
 class Sha2Agent extends AgentBase {
   private readonly inner: InstanceType<typeof OpenSSHAgent>;
 
-  constructor(socket: string) {
+  /** `certificates` receives the agent's certificates (ssh2 cannot offer them) as they are found. */
+  constructor(
+    private readonly socket: string,
+    private readonly certificates: string[],
+  ) {
     super();
     this.inner = new OpenSSHAgent(socket);
   }
 
   getIdentities(cb: (error: Error | undefined, keys?: ParsedKey[]) => void): void {
+    void agentCertificates(this.socket).then((found) => {
+      for (const certificate of found) this.certificates.push(`in the agent: ${certificate}`);
+      this.listIdentities(cb);
+    });
+  }
+
+  private listIdentities(cb: (error: Error | undefined, keys?: ParsedKey[]) => void): void {
     this.inner.getIdentities((error, keys) => {
       if (error || !keys) return cb(error ?? new Error('The agent listed no keys'));
       const listed: ParsedKey[] = [];
@@ -152,7 +209,11 @@ export function createAuthHandler(
     else methods.push({ type: 'publickey', username: host.user, key });
   }
   if (identities.agent)
-    methods.push({ type: 'agent', username: host.user, agent: new Sha2Agent(identities.agent) });
+    methods.push({
+      type: 'agent',
+      username: host.user,
+      agent: new Sha2Agent(identities.agent, identities.certificates),
+    });
   let next = 0;
   return ((methodsLeft: AuthenticationType[] | null, partialSuccess: boolean | null) => {
     if (methodsLeft) log.methodsLeft = [...methodsLeft];

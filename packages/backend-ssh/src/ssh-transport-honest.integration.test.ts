@@ -232,6 +232,73 @@ describe('ssh2 transport: logins it cannot make are refused clearly', () => {
   });
 });
 
+describe('ssh2 transport: OpenSSH user certificates', () => {
+  it('names the certificate beside the key, which ssh logs in with', async () => {
+    await using(transport('userca'), async (ssh) => {
+      await expect(ssh.run(['true'])).rejects.toMatchObject({
+        code: 'E_TRANSPORT',
+        message: expect.stringMatching(
+          /id_cert-cert\.pub, which ssh2 cannot use: use --transport openssh/,
+        ),
+      });
+    });
+    expect(
+      execFileSync('ssh', ['-F', env.YONDER_SSH_CONFIG as string, 'userca', 'echo', 'ok'], {
+        encoding: 'utf8',
+      }).trim(),
+    ).toBe('ok');
+  });
+
+  it('names a CertificateFile, and warns of it', async () => {
+    const certificate = join(scratch, 'elsewhere-cert.pub');
+    copyFileSync(`${env.YONDER_SSH_KEY_CERT}-cert.pub`, certificate);
+    const warnings: string[] = [];
+    const ssh = createSshTransport({
+      profile: {
+        name: 'x',
+        backend: 'ssh',
+        host: 'userca',
+        transportOptions: { config: config(`Host userca\n  CertificateFile ${certificate}\n`) },
+      },
+      env: { SSH_AUTH_SOCK: '' },
+      warn: (message) => warnings.push(message),
+    });
+    await using(ssh, async () => {
+      await expect(ssh.run(['true'])).rejects.toMatchObject({
+        message: expect.stringContaining(`${certificate}, `),
+      });
+      expect(warnings).toEqual([expect.stringMatching(/CertificateFile .*--transport openssh/)]);
+    });
+  });
+
+  it('names a certificate in the agent', async () => {
+    const socket = join(mkdtempSync(join(tmpdir(), 'yonder-agent-')), 'agent.sock');
+    const agent = spawn('ssh-agent', ['-D', '-a', socket], { stdio: 'ignore' });
+    try {
+      await until(() => existsSync(socket), 10_000, 'ssh-agent to listen');
+      // ssh-add adds the certificate beside the key too.
+      execFileSync('ssh-add', [env.YONDER_SSH_KEY_CERT as string], {
+        env: { ...process.env, SSH_AUTH_SOCK: socket },
+        stdio: 'ignore',
+      });
+      const file = join(scratch, 'agent-cert');
+      writeFileSync(
+        file,
+        `Host userca\n  HostName 127.0.0.1\n  Port 2235\n  User yonder-test\n  IdentityFile none\n  IdentityAgent ${socket}\n  UserKnownHostsFile ${env.YONDER_SSH_KNOWN_HOSTS}\n`,
+      );
+      await using(own('userca', file), async (ssh) => {
+        await expect(ssh.run(['true'])).rejects.toMatchObject({
+          message: expect.stringMatching(
+            /in the agent: \S+ \(ssh-ed25519-cert-v01@openssh\.com\), which ssh2 cannot use/,
+          ),
+        });
+      });
+    } finally {
+      agent.kill();
+    }
+  });
+});
+
 describe('ssh2 transport: HostKeyAlias', () => {
   it('records a new key under the alias (no port), and checks it there next time', async () => {
     const known = join(scratch, 'known_hosts_alias_new');
