@@ -71,7 +71,7 @@ const NO_BEARING = new Set([
   'canonicaldomains',
   'canonicalizemaxdots',
   'canonicalizepermittedcnames',
-  // Authentication methods yonder never uses: named in the error when a server asks for them.
+  // Authentication methods ssh2 cannot use: named in the error when a server asks for them.
   'passwordauthentication',
   'kbdinteractiveauthentication',
   'challengeresponseauthentication',
@@ -148,7 +148,9 @@ export function reviewDirectives(values: ConfigValues): DirectiveReview {
       continue;
     }
     if (NO_BEARING.has(keyword)) {
-      if ((keyword === 'gssapiauthentication' || keyword === 'hostbasedauthentication') && !off)
+      // GSSAPI, like passwords and prompts, is named when a login fails for want of it: most
+      // servers never need it, and distributions turn it on in /etc/ssh/ssh_config.
+      if (keyword === 'hostbasedauthentication' && !off)
         warnings.push(
           `ssh config: ${line.name} ${value} at ${where(line)} cannot be used by the ssh2 transport; a login that needs it fails (${HINT}).`,
         );
