@@ -48,6 +48,11 @@ async function using<T>(ssh: SshTransport, body: (ssh: SshTransport) => Promise<
 
 describe('ssh2 transport: routes', () => {
   it('runs over a ProxyCommand (tokens expanded) to a host whose name does not resolve, its key under the HostKeyAlias', async () => {
+    // The ProxyCommands this process runs (`ssh … -W 127.0.0.1:2201 jump` once exec'd).
+    const proxies = (): string[] =>
+      execFileSync('ps', ['--ppid', String(process.pid), '-o', 'args='], { encoding: 'utf8' })
+        .split('\n')
+        .filter((line) => line.includes(' -W 127.0.0.1:'));
     await using(transport('inner'), async (ssh) => {
       const result = await ssh.run(['id', '-un']);
       expect(result).toMatchObject({ exitCode: 0, stdout: 'yonder-test\n' });
@@ -61,7 +66,10 @@ describe('ssh2 transport: routes', () => {
           via: expect.stringMatching(/^ProxyCommand sh -c/),
         }),
       ]);
+      expect(proxies()).toHaveLength(1);
     });
+    // Closing the transport ends its ProxyCommand.
+    await until(() => proxies().length === 0, 10_000, 'the ProxyCommand to end');
   });
 
   it('refuses a ProxyCommand token that would hand shell code to the shell, and runs nothing', async () => {
