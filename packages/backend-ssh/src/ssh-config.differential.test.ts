@@ -6,6 +6,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { splitDestination } from './ssh-config.js';
 import { resolveConfig } from './ssh-config-values.js';
+import { sshG } from './test-support/ssh-config-files.js';
 
 // The config resolution checked against OpenSSH itself: `ssh -G -F file destination` over
 // generated configs (Host patterns with ? * and !, first match wins, Match host / originalhost /
@@ -90,20 +91,6 @@ function printedJump(list: string): string {
   const last = splitDestination(hops.pop() as string);
   const printed = `${last.user ? `${last.user}@` : ''}${last.host}${last.port ? `:${last.port}` : ''}`;
   return [...hops, printed].join(',');
-}
-
-function sshG(file: string, destination: string): Record<string, string[]> {
-  const out = execFileSync('ssh', ['-G', '-F', file, destination], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  }).toString();
-  const result: Record<string, string[]> = {};
-  for (const row of out.split('\n')) {
-    const space = row.indexOf(' ');
-    if (space < 0) continue;
-    const key = row.slice(0, space);
-    result[key] = [...(result[key] ?? []), row.slice(space + 1)];
-  }
-  return result;
 }
 
 describe('config resolution against ssh -G', () => {
