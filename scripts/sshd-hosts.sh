@@ -23,6 +23,12 @@
 #   target  port 2201  the workstation / login node (AllowTcpForwarding yes)
 #   jump    port 2202  ProxyJump hop (AllowTcpForwarding yes)
 #   narrow  port 2203  MaxSessions 2, AllowTcpForwarding no
+# and the hosts of the ssh2 transport's tests (scripts/lib/sshd-ssh2-hosts.sh):
+#   second  port 2231  publickey, then keyboard-interactive (a second factor)
+#   passwd  port 2232  password only
+#   rsa512  port 2233  RSA user keys only as rsa-sha2-512 (PubkeyAcceptedAlgorithms)
+#   hostca  port 2234  a host certificate signed by the test host CA
+#   userca  port 2235  user certificates only (TrustedUserCAKeys)
 #
 # Layout under ${YONDER_SSH_DIR:-/var/tmp/yonder-ssh} (0755):
 #   hosts/NAME/{sshd_config,ssh_host_ed25519_key,ssh_host_rsa_key,*.pub,sshd.pid,sshd.log}
@@ -31,7 +37,10 @@
 #     known_hosts_hashed, known_hosts_empty, known_hosts_changed,
 #     known_hosts_revoked, config (aliases target jump via-jump target-hashed
 #     target-unknown target-changed target-revoked target-encrypted
-#     target-agent narrow)
+#     target-agent narrow, and the ssh2 block's: inner via-chain jump-chained
+#     via-list second passwd rsa512 hostca userca), id_rsa, id_cert (and
+#     id_cert-cert.pub), known_hosts_alias, known_hosts_ca, known_hosts_ca_revoked
+#   host-ca/, user-ca/ (root, 0700): ca, ca.pub (the host CA of hostca, the user CA of userca)
 #   changed-keys/  the "other" host keys used by known_hosts_changed
 # The client keys are in ~yonder-test/.ssh/authorized_keys (lines tagged
 # "yonder-sshd-hosts:$YONDER_SSH_DIR:...").
@@ -45,10 +54,20 @@ export DEBIAN_FRONTEND=noninteractive
 readonly TEST_USER=yonder-test
 readonly TEST_UID=2000
 readonly ADDR=127.0.0.1
-readonly HOSTS=(target jump narrow)
-declare -rA PORT=([target]=2201 [jump]=2202 [narrow]=2203)
-declare -rA MAX_SESSIONS=([target]=10 [jump]=10 [narrow]=2)
-declare -rA TCP_FORWARDING=([target]=yes [jump]=yes [narrow]=no)
+# The ssh2 transport's hosts (SSH2_HOSTS, SSH2_PORT and their ssh2_* functions).
+# shellcheck source=lib/sshd-ssh2-hosts.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/sshd-ssh2-hosts.sh"
+readonly HOSTS=(target jump narrow "${SSH2_HOSTS[@]}")
+declare -A PORT=([target]=2201 [jump]=2202 [narrow]=2203)
+declare -A MAX_SESSIONS=([target]=10 [jump]=10 [narrow]=2)
+declare -A TCP_FORWARDING=([target]=yes [jump]=yes [narrow]=no)
+for h in "${SSH2_HOSTS[@]}"; do
+  PORT[$h]=${SSH2_PORT[$h]}
+  MAX_SESSIONS[$h]=10
+  TCP_FORWARDING[$h]=no
+done
+unset h
+readonly PORT MAX_SESSIONS TCP_FORWARDING
 readonly PASSPHRASE='correct horse'
 readonly PACKAGES=(openssh-server openssh-client)
 readonly SSHD=/usr/sbin/sshd
@@ -60,6 +79,7 @@ BASE=${BASE%/}
 readonly BASE
 readonly CLIENT=$BASE/client
 readonly CHANGED_KEYS=$BASE/changed-keys
+readonly HOST_CA=$BASE/host-ca
 readonly AUTH_TAG="yonder-sshd-hosts:$BASE"
 
 LOG_NAME=sshd-hosts
@@ -363,7 +383,7 @@ ensure_user() {
   if [[ -L $ak ]]; then die "$ak is a symlink"; fi
   {
     if [[ -f $ak ]]; then grep -vF " $AUTH_TAG:" "$ak" || true; fi
-    for k in id_ed25519 id_encrypted id_agent; do
+    for k in id_ed25519 id_encrypted id_agent id_rsa; do
       printf '%s %s:%s\n' "$(pubkey "$CLIENT/$k.pub")" "$AUTH_TAG" "$k"
     done
   } | if write_if_changed "$ak" "$TEST_USER:$group" 0600; then log "updated $ak"; fi
@@ -392,14 +412,19 @@ write_host() {
   install -d -o root -g root -m 0755 "$dir"
   gen_key "$dir/ssh_host_ed25519_key" ed25519 "yonder-$name-host" && changed=1
   gen_key "$dir/ssh_host_rsa_key" rsa "yonder-$name-host" && changed=1
+  ssh2_host_keys "$name" && changed=1
   local penalties='# PerSourcePenalties: not supported by this sshd'
   if per_source_penalties_supported "$dir/ssh_host_ed25519_key"; then
     penalties='PerSourcePenalties no'
   fi
+  # Lines of the ssh2 block's hosts first (sshd keeps the first value); nothing for the others.
+  local extra
+  extra=$(ssh2_host_config "$name")
+  [[ -z $extra ]] || extra+=$'\n'
   if write_if_changed "$dir/sshd_config" root:root 0644 <<EOF; then changed=1; fi
 # Written by yonder scripts/sshd-hosts.sh: test host "$name" (do not edit).
 # Started as: $SSHD -f $dir/sshd_config -E $dir/sshd.log
-ListenAddress $ADDR:${PORT[$name]}
+${extra}ListenAddress $ADDR:${PORT[$name]}
 AddressFamily inet
 HostKey $dir/ssh_host_ed25519_key
 HostKey $dir/ssh_host_rsa_key
@@ -483,11 +508,11 @@ write_known_hosts() {
     write_if_changed "$CLIENT/known_hosts_revoked" root:root 0644 || true
 }
 
-# alias NAME PORT KNOWN_HOSTS IDENTITY|-: one Host block of client/config.
+# alias NAME PORT KNOWN_HOSTS IDENTITY|- [HOSTNAME]: one Host block of client/config.
 ssh_alias() {
   local name=$1 port=$2 kh=$3 id=$4
   printf 'Host %s\n' "$name"
-  printf '  HostName %s\n  Port %s\n  User %s\n' "$ADDR" "$port" "$TEST_USER"
+  printf '  HostName %s\n  Port %s\n  User %s\n' "${5:-$ADDR}" "$port" "$TEST_USER"
   if [[ $id == - ]]; then
     printf '  IdentitiesOnly no\n  IdentityFile none\n'
   else
@@ -526,6 +551,8 @@ write_client_config() {
     ssh_alias target-agent "${PORT[target]}" "$kh" -
     echo
     ssh_alias narrow "${PORT[narrow]}" "$kh" "$id"
+    echo
+    ssh2_client_aliases
   } | if write_if_changed "$CLIENT/config" root:root 0600; then log "wrote $CLIENT/config"; fi
 }
 
@@ -539,15 +566,19 @@ prepare() {
   gen_key "$CLIENT/id_ed25519" ed25519 yonder-test-client || true
   gen_key "$CLIENT/id_encrypted" ed25519 yonder-test-client-encrypted "$PASSPHRASE" || true
   gen_key "$CLIENT/id_agent" ed25519 yonder-test-client-agent || true
+  gen_key "$CLIENT/id_rsa" rsa yonder-test-client-rsa || true
+  ssh2_prepare
   ssh-keygen -y -P "$PASSPHRASE" -f "$CLIENT/id_encrypted" </dev/null >/dev/null 2>&1 ||
     die "$CLIENT/id_encrypted does not open with the passphrase '$PASSPHRASE' (delete it to regenerate)"
 
   local h
   for h in "${HOSTS[@]}"; do write_host "$h"; done
   write_known_hosts
+  ssh2_known_hosts
   write_client_config
   ensure_user
 }
+
 
 # ---------------------------------------------------------------- daemons
 
@@ -714,7 +745,13 @@ cmd_env() {
     "YONDER_SSH_KNOWN_HOSTS_REVOKED=$CLIENT/known_hosts_revoked" \
     "YONDER_SSH_LOG_TARGET=$BASE/hosts/target/sshd.log" \
     "YONDER_SSH_LOG_JUMP=$BASE/hosts/jump/sshd.log" \
-    "YONDER_SSH_LOG_NARROW=$BASE/hosts/narrow/sshd.log"; do
+    "YONDER_SSH_LOG_NARROW=$BASE/hosts/narrow/sshd.log" \
+    "YONDER_SSH_KEY_RSA=$CLIENT/id_rsa" \
+    "YONDER_SSH_KNOWN_HOSTS_ALIAS=$CLIENT/known_hosts_alias" \
+    "YONDER_SSH_KNOWN_HOSTS_CA=$CLIENT/known_hosts_ca" \
+    "YONDER_SSH_KNOWN_HOSTS_CA_REVOKED=$CLIENT/known_hosts_ca_revoked" \
+    "YONDER_SSH_HOST_CA=$HOST_CA/ca.pub" \
+    "YONDER_SSH_KEY_CERT=$CLIENT/id_cert"; do
     printf 'export %s=%s\n' "${kv%%=*}" "$(shq "${kv#*=}")"
   done
 }

@@ -1,3 +1,4 @@
+/** known_hosts as OpenSSH reads it: plain and hashed names, `[host]:port`, patterns, `@revoked` and `@cert-authority` lines, and new entries appended safely. */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { closeSync, constants, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -126,6 +127,23 @@ export function checkHostKey(
     if (index === 0 && recorded.length > 0) return { status: 'changed', recorded };
   }
   return { status: 'unknown' };
+}
+
+/**
+ * The `@cert-authority` line that vouches for a host, if any: its keys are then signed by a CA,
+ * and a raw key must never be pinned beside it (a later `@revoked` of the CA would be bypassed).
+ */
+export function certAuthorityFor(
+  entries: readonly KnownHostEntry[],
+  host: string,
+  port: number,
+): KnownHostEntry | undefined {
+  const names =
+    port === 22 ? [lookupName(host, port)] : [lookupName(host, port), host.toLowerCase()];
+  return entries.find(
+    (entry) =>
+      entry.marker === 'cert-authority' && names.some((name) => hostsMatch(entry.hosts, name)),
+  );
 }
 
 /** Read known_hosts files; a missing file is empty, an unreadable one is an error (fail closed). */

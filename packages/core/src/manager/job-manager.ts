@@ -1,7 +1,7 @@
 /** The job manager's façade: the one object through which jobs are submitted, refreshed, cancelled, waited for and read, each operation delegated to the file that holds its idea. */
 import type { ValidationIssue } from '../errors/validation-error.js';
 import type { Registry } from '../registry/registry.js';
-import type { BackendV1, LogChunkV1, ProbeReportV1 } from '../spec/backend/v1/backend-v1.js';
+import type { BackendV1, LogChunkV1 } from '../spec/backend/v1/backend-v1.js';
 import type { JobRecord, JobSpec, JobState } from '../spec/job.js';
 import type { Profile } from '../spec/profile.js';
 import type { StoreProblemV1, StoreV1 } from '../spec/store/v1/store-v1.js';
@@ -18,7 +18,13 @@ import {
 } from './job-logs.js';
 import { type ManagerContext, reread } from './manager-context.js';
 import { backendOptions } from './profile-options.js';
-import { checkProfile, readProfile, saveProfile, validateProfile } from './profiles.js';
+import {
+  checkProfile,
+  type ProfileCheck,
+  readProfile,
+  saveProfile,
+  validateProfile,
+} from './profiles.js';
 import { type RefreshOptions, refreshJobs } from './refresh-jobs.js';
 import { resolveJob, resolveJobs } from './resolve-job.js';
 import { submitJobs } from './submit-jobs.js';
@@ -159,10 +165,8 @@ export class JobManager {
     return readProfile(this.context, name);
   }
 
-  /** Validate a profile and reach its target. */
-  checkProfile(
-    name: string,
-  ): Promise<{ profile: Profile; issues: ValidationIssue[]; probe: ProbeReportV1 | null }> {
+  /** Validate a profile, ask its transport how it reaches the target (`describe`), and reach it. */
+  checkProfile(name: string): Promise<ProfileCheck> {
     return checkProfile(this.context, name);
   }
 

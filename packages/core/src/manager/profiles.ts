@@ -5,6 +5,7 @@ import { assertValid, type ValidationIssue } from '../errors/validation-error.js
 import { YonderError } from '../errors/yonder-error.js';
 import type { BackendV1, ProbeReportV1 } from '../spec/backend/v1/backend-v1.js';
 import type { Profile } from '../spec/profile.js';
+import type { TransportDescriptionV1 } from '../spec/transport/v1/transport-v1.js';
 import { checkSchema, validateProfileFields } from '../validation/profile-schema.js';
 import { chooseTransport } from './choose-transport.js';
 import type { ManagerContext } from './manager-context.js';
@@ -95,15 +96,30 @@ export async function readProfile(context: ManagerContext, name: string): Promis
   );
 }
 
-/** Validate a profile and reach its target. */
-export async function checkProfile(
-  context: ManagerContext,
-  name: string,
-): Promise<{ profile: Profile; issues: ValidationIssue[]; probe: ProbeReportV1 | null }> {
+/** What `profile check` found: the profile's problems, the backend's probe, the transport's own account. */
+export interface ProfileCheck {
+  profile: Profile;
+  issues: ValidationIssue[];
+  probe: ProbeReportV1 | null;
+  /** The transport's route and warnings (`describe`), when it gives them; null otherwise. */
+  transport: TransportDescriptionV1 | null;
+}
+
+/** Validate a profile, ask its transport how it reaches the target, and reach it. */
+export async function checkProfile(context: ManagerContext, name: string): Promise<ProfileCheck> {
   const profile = await readProfile(context, name);
   const issues = await validateProfile(context, profile);
-  if (issues.length > 0) return { profile, issues, probe: null };
+  if (issues.length > 0) return { profile, issues, probe: null, transport: null };
   const backend = await context.resolveBackend(profile.backend, profile);
-  const probe = await backend.probe(profile, await context.backendContext(profile, backend));
-  return { profile, issues, probe };
+  const backendContext = await context.backendContext(profile, backend);
+  let transport: TransportDescriptionV1 | null = null;
+  if (backendContext.transport.describe) {
+    try {
+      transport = await backendContext.transport.describe();
+    } catch (error) {
+      transport = { facts: {}, warnings: [], problems: [getErrorMessage(error)] };
+    }
+  }
+  const probe = await backend.probe(profile, backendContext);
+  return { profile, issues, probe, transport };
 }

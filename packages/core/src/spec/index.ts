@@ -36,4 +36,9 @@ export type {
   StoreV1,
 } from './store/v1/store-v1.js';
 export type { TransportFactoryV1 } from './transport/v1/transport-factory-v1.js';
-export type { RunOptionsV1, RunResultV1, TransportV1 } from './transport/v1/transport-v1.js';
+export type {
+  RunOptionsV1,
+  RunResultV1,
+  TransportDescriptionV1,
+  TransportV1,
+} from './transport/v1/transport-v1.js';

@@ -184,6 +184,24 @@ function describe(profile: Profile): string {
   return `${lines.join('\n')}\n`;
 }
 
+/** A transport's facts for people: `Route:` one line per hop, the rest as `Transport:` lines. */
+function transportText(facts: { readonly [key: string]: JsonValue | undefined }): string {
+  let text = '';
+  for (const [key, value] of Object.entries(facts)) {
+    if (key === 'route' && Array.isArray(value)) {
+      value.forEach((hop, index) => {
+        const h = (hop ?? {}) as Record<string, JsonValue>;
+        const ids = Array.isArray(h.identityFiles)
+          ? ` identities ${h.identityFiles.join(', ')}`
+          : '';
+        const alias = h.hostKeyAlias ? ` host key alias ${String(h.hostKeyAlias)}` : '';
+        text += `Route:     ${index + 1}. ${String(h.user)}@${String(h.hostname)}:${String(h.port)} (${String(h.destination)}) via ${String(h.via)}${alias}${ids}\n`;
+      });
+    } else if (value !== undefined) text += `Transport: ${key} = ${JSON.stringify(value)}\n`;
+  }
+  return text;
+}
+
 export const run: Command = async (argv, context) => {
   const [sub, ...rest] = argv;
   const { io, runtime } = context;
@@ -235,8 +253,9 @@ export const run: Command = async (argv, context) => {
     return 0;
   }
   if (sub === 'check') {
-    const { profile, issues, probe } = await manager.checkProfile(name);
-    const ok = issues.length === 0 && probe !== null && probe.ok;
+    const { profile, issues, probe, transport } = await manager.checkProfile(name);
+    const transportProblems = transport?.problems ?? [];
+    const ok = issues.length === 0 && probe !== null && probe.ok && transportProblems.length === 0;
     if (json) {
       io.stdout(
         envelope({
@@ -244,15 +263,20 @@ export const run: Command = async (argv, context) => {
           ok,
           issues,
           facts: probe?.facts ?? {},
-          problems: probe?.problems ?? [],
+          problems: [...transportProblems, ...(probe?.problems ?? [])],
+          transport: transport?.facts ?? {},
+          warnings: transport?.warnings ?? [],
         }),
       );
     } else {
       io.stdout(describe(profile));
       for (const issue of issues) io.stdout(`Invalid:   ${issueText(issue)}\n`);
+      io.stdout(transportText(transport?.facts ?? {}));
+      for (const warning of transport?.warnings ?? []) io.stdout(`Warning:   ${warning}\n`);
       for (const [key, value] of Object.entries(probe?.facts ?? {}))
         io.stdout(`Found:     ${key} = ${JSON.stringify(value)}\n`);
-      for (const problem of probe?.problems ?? []) io.stdout(`Problem:   ${problem}\n`);
+      for (const problem of [...transportProblems, ...(probe?.problems ?? [])])
+        io.stdout(`Problem:   ${problem}\n`);
       io.stdout(ok ? 'Check: ok\n' : 'Check: FAILED\n');
     }
     return ok ? 0 : 1;

@@ -1,3 +1,5 @@
+import type { JsonValue } from '../../../json/json-value.js';
+
 /** Options for one command run through a transport. */
 export interface RunOptionsV1 {
   /** Written to the command's stdin, then stdin is closed. Without it stdin is empty. */
@@ -34,6 +36,16 @@ export interface RunResultV1 {
   durationMs: number;
 }
 
+/** What a transport says about how it reaches its host, for `yonder profile check`. */
+export interface TransportDescriptionV1 {
+  /** Facts, e.g. `{ "transport": "ssh2", "route": [{ "hostname": …, "port": 22 }] }`. */
+  readonly facts: { readonly [key: string]: JsonValue | undefined };
+  /** Settings it does not honour and ignores: shown to the user, not failures. */
+  readonly warnings: readonly string[];
+  /** What makes the host unreachable as configured (the check fails). */
+  readonly problems: readonly string[];
+}
+
 /**
  * How a host is reached. Never a local shell: `run` takes argv. `runScript`
  * runs a fixed POSIX sh script with its values as positional parameters
@@ -56,6 +68,12 @@ export interface TransportV1 {
    * @throws YonderError as for `run`.
    */
   runScript(script: string, args: readonly string[], options?: RunOptionsV1): Promise<RunResultV1>;
+  /**
+   * Optional: the route to the host and what the transport cannot honour of its settings,
+   * found without running anything on the host.
+   * @throws YonderError when the settings cannot be read at all (e.g. a missing config file).
+   */
+  describe?(): Promise<TransportDescriptionV1>;
   /** Release connections. Safe to call twice. */
   close(): Promise<void>;
 }
