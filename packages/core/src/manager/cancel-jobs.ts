@@ -30,6 +30,7 @@ export async function requestCancel(
                 requestedAt: context.now().toISOString(),
                 reason: 'user',
                 lastSentAt: null,
+                reachedAt: current.cancel?.reachedAt ?? null,
               },
             },
       ),
@@ -93,6 +94,8 @@ export async function sendCancel(
   force: boolean,
 ): Promise<void> {
   if (jobs.length === 0) return;
+  // Taken before the send: whatever the signal made a job do happened after this.
+  const sentAt = context.now().toISOString();
   let outcomes: ReadonlyMap<string, CancelOutcomeV1>;
   try {
     outcomes = await backend.cancel(
@@ -110,7 +113,18 @@ export async function sendCancel(
     await context.store.updateJob(job.id, (current) => {
       if (!current.cancel) return undefined;
       if (outcome?.kind === 'failed' && outcome.error) return { ...current, error: outcome.error };
-      return { ...current, cancel: { ...current.cancel, lastSentAt: at } };
+      // Only a cancel the target delivered to a running job can have ended it (`not-running`:
+      // the job had ended before it arrived, and keeps its own outcome).
+      const reachedAt =
+        outcome?.kind === 'sent' ? (current.cancel.reachedAt ?? sentAt) : current.cancel.reachedAt;
+      return {
+        ...current,
+        cancel: {
+          ...current.cancel,
+          lastSentAt: at,
+          ...(reachedAt === undefined ? {} : { reachedAt }),
+        },
+      };
     });
   }
 }
