@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run every test: set up the workspace, start the services the integration tests need
-# (as root: the two test users, task-spooler, Chromium, a one-node Slurm, sshd on loopback),
+# (as root: the two test users, task-spooler, Chromium, Snakemake, a one-node Slurm, sshd on loopback),
 # then build, lint, typecheck, publint and test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,10 +21,17 @@ if [ "$(id -u)" = 0 ]; then
     apt-get install -y --no-install-recommends chromium >&2 ||
       { apt-get update >&2 && apt-get install -y --no-install-recommends chromium >&2; }
   fi
+  # Snakemake (Debian's, 7.x): a real workflow client of yonder on the Slurm profile
+  # (docs/snakemake-slurm.integration.test.ts).
+  if ! command -v snakemake >/dev/null 2>&1; then
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get install -y --no-install-recommends snakemake >&2 ||
+      { apt-get update >&2 && apt-get install -y --no-install-recommends snakemake >&2; }
+  fi
   for service in scripts/slurm-cluster.sh scripts/sshd-hosts.sh; do
     if [ -f "$service" ]; then bash "$service" start; fi
   done
 else
-  echo "test-all: not root, so Slurm, sshd, task-spooler and Chromium are not set up; the tests that need them fail, naming the command that starts them." >&2
+  echo "test-all: not root, so Slurm, sshd, task-spooler, Chromium and Snakemake are not set up; the tests that need them fail, naming the command that starts them." >&2
 fi
 pnpm test
