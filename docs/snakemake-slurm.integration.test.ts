@@ -1,6 +1,13 @@
 /** docs/snakemake-slurm.md as written: a real Snakemake (Debian's) runs a workflow through yonder's CLI on the Slurm profile; the steps after three short jobs start while a long one still runs; a stop cancels only what still runs. */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { JobRecord } from '@yonder/core';
@@ -139,7 +146,8 @@ describe('Snakemake as a client of yonder on Slurm', () => {
     const ends = named(jobs, 'short').map((job) => Date.parse(job.finishedAt as string));
     starts.sort((x, y) => x - y);
     ends.sort((x, y) => x - y);
-    starts.forEach((start, k) => expect(start).toBeGreaterThan((ends[k] as number) - 1_000));
+    for (const [k, start] of starts.entries())
+      expect(start).toBeGreaterThan((ends[k] as number) - 1_000);
     // Stop Snakemake: it cancels every job it submitted, through the page's cancel script.
     snakemake.kill('SIGINT');
     const result = await run;

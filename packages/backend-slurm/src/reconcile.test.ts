@@ -5,8 +5,8 @@ import {
   parseSacct,
   parseSqueue,
   SACCT_FIELDS_WITHOUT_TIMES,
-  SQUEUE_FIELDS_WITHOUT_TIMES,
   type SacctRow,
+  SQUEUE_FIELDS_WITHOUT_TIMES,
   type SqueueRow,
 } from './parse.js';
 import {
@@ -45,7 +45,9 @@ const started: WrapperFiles = { run: 0, started: true, exitCode: null };
 const exited = (exitCode: number): WrapperFiles => ({ run: 0, started: true, exitCode });
 
 function sacct(text: string): { rows: Map<string, SacctRow> } {
-  return { rows: new Map(parseSacct(text, SACCT_FIELDS_WITHOUT_TIMES).map((row) => [row.jobId, row])) };
+  return {
+    rows: new Map(parseSacct(text, SACCT_FIELDS_WITHOUT_TIMES).map((row) => [row.jobId, row])),
+  };
 }
 
 function job(
@@ -398,5 +400,4 @@ describe('reconcile: the job’s own times and whether it ended on its own', () 
     });
     expect(observation).not.toHaveProperty('endedOnItsOwn');
   });
-
 });

@@ -4,8 +4,8 @@ import {
   parseSacct,
   parseSqueue,
   SACCT_FIELDS,
-  SQUEUE_FIELDS,
   type SacctRow,
+  SQUEUE_FIELDS,
   type SqueueRow,
 } from './parse.js';
 import { RUN_SLURM_COMMAND } from './scripts.js';

@@ -12,7 +12,12 @@ beforeAll(() => requireCluster());
 afterEach(() => releaseHeldJobs());
 
 /** sacct's own answer (the real command, not a shim): State, ExitCode, Start, End. */
-function accounting(externalId: string): { state: string; exit: string; start: string; end: string } {
+function accounting(externalId: string): {
+  state: string;
+  exit: string;
+  start: string;
+  end: string;
+} {
   const line = execFileSync(
     'sacct',
     ['-n', '-P', '-X', `--jobs=${externalId}`, '--format=State,ExitCode,Start,End'],

@@ -476,15 +476,18 @@ describe('the true end wins over a late cancel', () => {
       found('failed', 'killed by SIGTERM', { exitCode: 143, signal: 'SIGTERM' }),
       'failed',
     ],
-  ] as const)('a job that %s before the cancel was asked for keeps that outcome', (_what, observation, state) => {
-    const job = applyObservation(
-      sampleJob({ state: 'running', cancel: lateCancel(reached) }),
-      { ...observation, endedAt: '2030-01-01T00:00:29.500Z' } as ObservationV1,
-      T1,
-    );
-    expect(job).toMatchObject({ state, finishedAt: '2030-01-01T00:00:29.500Z' });
-    expect(job.history.at(-1)).toMatchObject({ to: state });
-  });
+  ] as const)(
+    'a job that %s before the cancel was asked for keeps that outcome',
+    (_what, observation, state) => {
+      const job = applyObservation(
+        sampleJob({ state: 'running', cancel: lateCancel(reached) }),
+        { ...observation, endedAt: '2030-01-01T00:00:29.500Z' } as ObservationV1,
+        T1,
+      );
+      expect(job).toMatchObject({ state, finishedAt: '2030-01-01T00:00:29.500Z' });
+      expect(job.history.at(-1)).toMatchObject({ to: state });
+    },
+  );
 
   it('a job that exited 0 after the request but before the cancel reached it keeps succeeded', () => {
     const job = applyObservation(
@@ -540,7 +543,10 @@ describe('the true end wins over a late cancel', () => {
     const job = applyObservation(
       sampleJob({
         state: 'running',
-        cancel: { ...timeoutCancel(), reachedAt: '2030-01-01T00:00:30.000Z' } as JobRecord['cancel'],
+        cancel: {
+          ...timeoutCancel(),
+          reachedAt: '2030-01-01T00:00:30.000Z',
+        } as JobRecord['cancel'],
       }),
       found('failed', 'killed by SIGTERM', {
         exitCode: 143,
