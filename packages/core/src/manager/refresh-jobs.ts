@@ -39,10 +39,11 @@ export async function refreshJobs(
   context: ManagerContext,
   options: RefreshOptions = {},
 ): Promise<{ problems: StoreProblemV1[] }> {
+  // A poll shared with another process answers for this caller only if it covered the jobs
+  // as read here (see sharedPollCovers).
+  const begun = Date.now();
   const { jobs, problems } = await context.store.listJobs({ activeOnly: true });
-  // Every record in hand was in the ledger by now: a poll of another process answers for them
-  // if its own listing began after this moment (see sharedPollCovers).
-  const listedAt = Date.now();
+  const times = { begun, listedAt: Date.now() };
   const wanted = options.ids ? new Set(options.ids) : null;
   // Asked for some jobs, poll every active job of their targets: still one command per
   // target, and the poll then covers whatever another process sharing it asked about.
@@ -69,7 +70,7 @@ export async function refreshJobs(
   }
   await Promise.all(
     [...groups.entries()].map(([key, group]) =>
-      refreshTarget(context, key, group.backend, group.jobs, options.force ?? false, listedAt),
+      refreshTarget(context, key, group.backend, group.jobs, options.force ?? false, times),
     ),
   );
   return { problems };
@@ -81,7 +82,7 @@ async function refreshTarget(
   backend: BackendV1,
   jobs: JobRecord[],
   force: boolean,
-  listedAt: number,
+  times: { readonly begun: number; readonly listedAt: number },
 ): Promise<void> {
   const leaseKey = `poll-${sha256(key).slice(0, 24)}`;
   // Taken and given back by each poller, under the poll lease, just before it lists the
@@ -89,8 +90,8 @@ async function refreshTarget(
   const listedKey = `${leaseKey}-listed`;
   let lease = await context.store.tryLease(leaseKey, context.leaseTtlMs);
   // Another process is polling this target. Its poll counts for us only if it covered our jobs
-  // as we read them (its listing began after ours ended) and completed; otherwise we poll
-  // ourselves, still one command for every job of the target.
+  // as we read them and completed after we began asking; otherwise we poll ourselves, still
+  // one command for every job of the target.
   for (let attempt = 0; !lease && attempt < 3; attempt += 1) {
     await context.store.waitForLease(leaseKey, context.leaseTtlMs);
     lease = await context.store.tryLease(leaseKey, context.leaseTtlMs);
@@ -98,7 +99,7 @@ async function refreshTarget(
   if (!lease) return;
   let completed = false;
   try {
-    if (!force && (await sharedPollCovers(context, listedKey, lease, listedAt))) return;
+    if (!force && (await sharedPollCovers(context, listedKey, lease, jobs, times))) return;
     const listed = await context.store.tryLease(listedKey, context.leaseTtlMs);
     await listed?.release({ completed: true });
     // The listing starts only once the clock has passed the mark's millisecond, so a caller
@@ -140,17 +141,27 @@ async function refreshTarget(
 }
 
 /**
+ * A record written this little before a poll's listing began may not have been in place yet
+ * when the listing read the ledger (its writer stamps it, then renames it into place): only
+ * records older than this count as covered by their time alone.
+ */
+const WRITE_SKEW_MS = 1_000;
+
+/**
  * Whether the latest completed poll of the target (seen under its lease, so no other poller
- * moves the marks meanwhile) answers for a caller whose listing of the ledger ended at
- * `listedAt`: it is the poll whose listing the mark records (a poll that failed after making its
- * mark leaves the completion older than the mark), and that listing began after the caller's
- * ended, so it saw every record the caller holds, or a newer one, and completed after them.
+ * moves the marks meanwhile) answers for a caller who began asking at `begun`, read `jobs`,
+ * and finished reading at `listedAt`. It must be the poll whose listing the mark records (a
+ * poll that failed after making its mark leaves the completion older than the mark), and it
+ * must have covered the jobs as the caller read them: its listing began after the caller's
+ * ended, or (when it also completed after the caller began asking) every one of the jobs was
+ * written well before its listing began.
  */
 async function sharedPollCovers(
   context: ManagerContext,
   listedKey: string,
   lease: { readonly lastCompletedAt: string | null },
-  listedAt: number,
+  jobs: readonly JobRecord[],
+  times: { readonly begun: number; readonly listedAt: number },
 ): Promise<boolean> {
   if (lease.lastCompletedAt === null) return false;
   const listed = await context.store.tryLease(listedKey, context.leaseTtlMs);
@@ -158,7 +169,13 @@ async function sharedPollCovers(
   await listed.release();
   if (listed.lastCompletedAt === null) return false;
   const markedAt = Date.parse(listed.lastCompletedAt);
-  return Date.parse(lease.lastCompletedAt) > markedAt && listedAt <= markedAt;
+  const completedAt = Date.parse(lease.lastCompletedAt);
+  if (!(completedAt > markedAt)) return false;
+  if (times.listedAt <= markedAt) return true;
+  return (
+    completedAt > times.begun &&
+    jobs.every((job) => Date.parse(job.updatedAt) < markedAt - WRITE_SKEW_MS)
+  );
 }
 
 /** Find again the jobs whose submitting process died: submitted after all, or failed as interrupted. */
