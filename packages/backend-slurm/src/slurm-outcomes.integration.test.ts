@@ -108,6 +108,30 @@ describe('the true end wins over a late cancel', () => {
   }, 120_000);
 });
 
+describe('REVOKED (a federation sibling started the job elsewhere)', () => {
+  it('is unknown with its own reason, kept over later sightings, and never final', async () => {
+    const { manager, shims } = await shimmedSlurm();
+    const { job, release } = await heldJob(manager);
+    await untilRunning(manager, job.id);
+    shims.behave(
+      'squeue',
+      `"$real" "$@" | awk -F'|' -v id=${job.externalId} 'BEGIN { OFS = "|" } $1 == id { $3 = "REVOKED" } { print }'`,
+    );
+    const revoked = 'revoked (the job started on another cluster of the federation)';
+    for (let poll = 0; poll < 3; poll += 1) {
+      const [seen] = await manager.status([job.id]);
+      expect(seen).toMatchObject({ state: 'unknown', nativeState: 'REVOKED', reason: revoked });
+      expect(seen?.finishedAt).toBeNull();
+    }
+    shims.behave('squeue', null);
+    const [back] = await manager.status([job.id]);
+    expect(back).toMatchObject({ state: 'running', reason: null });
+    release();
+    const { jobs } = await manager.wait([job.id], { timeoutMs: 60_000 });
+    expect(jobs[0]).toMatchObject({ state: 'succeeded', exitCode: 0 });
+  }, 120_000);
+});
+
 describe('the job’s own times', () => {
   it('startedAt is when Slurm started the job and finishedAt when it ended, not when yonder looked', async () => {
     const { manager } = await shimmedSlurm();
