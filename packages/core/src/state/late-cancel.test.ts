@@ -107,6 +107,14 @@ describe('the true end wins over a late cancel', () => {
 });
 
 describe('reasons are not replaced by weaker ones', () => {
+  /** A job squeue has seen pending for Priority. */
+  const waitingForPriority = () =>
+    applyObservation(
+      sampleJob({ state: 'submitting' }),
+      found('pending', 'PENDING', { reason: 'Priority' }),
+      T1,
+    );
+
   const revoked = 'revoked (the job started on another cluster of the federation)';
 
   it('an unknown state keeps the backend’s own reason (REVOKED)', () => {
@@ -128,22 +136,20 @@ describe('reasons are not replaced by weaker ones', () => {
     expect(job.reason).toBe(revoked);
     job = applyObservation(job, absent, T2);
     expect(job.reason).toBe(revoked);
-    let pending = applyObservation(
-      sampleJob({ state: 'submitting' }),
-      found('pending', 'PENDING', { reason: 'Priority' }),
-      T1,
+    const pending = applyObservation(
+      waitingForPriority(),
+      found('pending', 'PENDING', { source: 'sacct' }),
+      T2,
     );
-    pending = applyObservation(pending, found('pending', 'PENDING', { source: 'sacct' }), T2);
     expect(pending.reason).toBe('Priority');
   });
 
   it('a change of state, or a new reason, replaces it', () => {
     let job = applyObservation(
-      sampleJob({ state: 'submitting' }),
-      found('pending', 'PENDING', { reason: 'Priority' }),
+      waitingForPriority(),
+      found('pending', 'PENDING', { reason: 'Resources' }),
       T1,
     );
-    job = applyObservation(job, found('pending', 'PENDING', { reason: 'Resources' }), T1);
     expect(job.reason).toBe('Resources');
     job = applyObservation(job, found('running', 'RUNNING'), T2);
     expect(job.reason).toBeNull();
