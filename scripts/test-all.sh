@@ -13,7 +13,8 @@ if [ "$(id -u)" = 0 ]; then
   # task-spooler, the queue of the out-of-tree example plugin (examples/yonder-backend-tsp);
   # Chromium, the browser that @yonder/ui's browser tests and `pnpm bench` drive (playwright-core
   # with the system executable; no browser is downloaded); faketime, the wall clock stepped under
-  # a running command (packages/reliability/src/clock.test.ts).
+  # a running command (packages/reliability/src/clock.test.ts); Snakemake (Debian's, 7.x), a real
+  # workflow client of yonder on the Slurm profile (docs/snakemake-slurm.integration.test.ts).
   export DEBIAN_FRONTEND=noninteractive
   missing=()
   while read -r program package; do
@@ -22,6 +23,7 @@ if [ "$(id -u)" = 0 ]; then
 tsp task-spooler
 /usr/bin/chromium chromium
 faketime faketime
+snakemake snakemake
 PACKAGES
   if [ "${#missing[@]}" -gt 0 ]; then
     apt-get install -y -o DPkg::Lock::Timeout=600 --no-install-recommends "${missing[@]}" >&2 ||

@@ -9,8 +9,11 @@ import {
   parseSbatchId,
   parseSlurmVersion,
   parseSqueue,
+  SACCT_FIELDS_WITHOUT_TIMES,
+  SQUEUE_FIELDS_WITHOUT_TIMES,
   sbatchFailure,
   slurmObservation,
+  slurmTime,
 } from './parse.js';
 
 /** A recorded output (see __fixtures__/README.md for the commands). */
@@ -22,7 +25,7 @@ const squeueText = fixture('squeue-yonder.txt');
 const sacctText = fixture('sacct-yonder.txt');
 
 describe('parseSqueue', () => {
-  const rows = parseSqueue(squeueText);
+  const rows = parseSqueue(squeueText, SQUEUE_FIELDS_WITHOUT_TIMES);
 
   it('parses every row of the recorded squeue output', () => {
     expect(squeueText.trim().split('\n')).toHaveLength(13);
@@ -102,7 +105,7 @@ describe('parseSqueue', () => {
 
   it('returns no rows for the recorded empty output', () => {
     expect(fixture('squeue-empty.txt')).toBe('');
-    expect(parseSqueue(fixture('squeue-empty.txt'))).toEqual([]);
+    expect(parseSqueue(fixture('squeue-empty.txt'), SQUEUE_FIELDS_WITHOUT_TIMES)).toEqual([]);
   });
 
   it('skips headers, short lines, error text and non-numeric ids, and tolerates \\r', () => {
@@ -115,14 +118,14 @@ describe('parseSqueue', () => {
       '7|7|PENDING|n|(null)|Priority\r',
       fixture('squeue-unreachable.stderr.txt'),
     ].join('\n');
-    expect(parseSqueue(text)).toEqual([
+    expect(parseSqueue(text, SQUEUE_FIELDS_WITHOUT_TIMES)).toEqual([
       { jobId: '7', displayId: '7', state: 'PENDING', name: 'n', comment: '', reason: 'Priority' },
     ]);
   });
 });
 
 describe('parseSacct', () => {
-  const rows = parseSacct(sacctText);
+  const rows = parseSacct(sacctText, SACCT_FIELDS_WITHOUT_TIMES);
 
   it('parses every row of the recorded sacct output', () => {
     expect(sacctText.trim().split('\n')).toHaveLength(12);
@@ -158,6 +161,7 @@ describe('parseSacct', () => {
     expect(
       parseSacct(
         'JobIDRaw|JobID|JobName|State|ExitCode|Comment\n5|5|n|FAILED\n6|6|n|FAILED|1:0|\r\n',
+        SACCT_FIELDS_WITHOUT_TIMES,
       ),
     ).toEqual([
       { jobId: '6', displayId: '6', name: 'n', state: 'FAILED', exitCode: '1:0', comment: '' },
@@ -320,11 +324,12 @@ describe('slurmObservation', () => {
       reason: expectedReason,
       failureKind: state === 'failed' ? 'application' : null,
       source: 'squeue',
+      ...(state === 'succeeded' || state === 'failed' ? { endedOnItsOwn: true } : {}),
     });
   });
 
   it('reads every squeue row of the fixture without an unknown state', () => {
-    for (const row of parseSqueue(squeueText))
+    for (const row of parseSqueue(squeueText, SQUEUE_FIELDS_WITHOUT_TIMES))
       expect(slurmObservation(row.state, 'squeue', { reason: row.reason }).state).not.toBe(
         'unknown',
       );
@@ -364,12 +369,13 @@ describe('slurmObservation', () => {
         reason,
         failureKind,
         source: 'sacct',
+        ...(state === 'succeeded' || state === 'failed' ? { endedOnItsOwn: true } : {}),
       });
     },
   );
 
   it('reads every sacct row of the fixture as a terminal state', () => {
-    for (const row of parseSacct(sacctText))
+    for (const row of parseSacct(sacctText, SACCT_FIELDS_WITHOUT_TIMES))
       expect(['succeeded', 'failed', 'cancelled']).toContain(
         slurmObservation(row.state, 'sacct', { exitCode: row.exitCode }).state,
       );
@@ -385,5 +391,54 @@ describe('slurmObservation', () => {
     });
     expect(slurmObservation('WEIRD_STATE', 'squeue').state).toBe('unknown');
     expect(slurmObservation('', 'sacct').state).toBe('unknown');
+  });
+});
+
+describe('the backend’s layouts with times (recorded squeue-times.txt, sacct-times.txt)', () => {
+  it('squeue rows carry StartTime between the name and the comment', () => {
+    const rows = parseSqueue(fixture('squeue-times.txt'));
+    expect(rows).toHaveLength(7);
+    expect(rows.find((row) => row.jobId === '1214')).toEqual({
+      jobId: '1214',
+      displayId: '1214',
+      state: 'RUNNING',
+      name: 'yt2-running',
+      startTime: '2026-12-01T14:10:07',
+      comment: '',
+      reason: 'None',
+    });
+    expect(rows.find((row) => row.jobId === '1207')).toMatchObject({
+      comment: 'yonder:bc8a50281d6f',
+      reason: 'JobHeldUser',
+    });
+    expect(rows.find((row) => row.jobId === '1215')?.startTime).toBe('N/A');
+  });
+
+  it('sacct rows carry Start and End before the comment', () => {
+    const rows = parseSacct(fixture('sacct-times.txt'));
+    expect(rows.map((row) => [row.jobId, row.state, row.start, row.end, row.comment])).toEqual([
+      ['1212', 'COMPLETED', '2026-12-01T14:10:04', '2026-12-01T14:10:04', ''],
+      ['1213', 'FAILED', '2026-12-01T14:10:04', '2026-12-01T14:10:05', ''],
+      ['1214', 'RUNNING', '2026-12-01T14:10:07', 'Unknown', ''],
+      ['1215', 'PENDING', 'Unknown', 'Unknown', ''],
+      ['1216', 'CANCELLED by 2000', 'None', '2026-12-01T14:10:07', ''],
+    ]);
+    expect(parseSacct('9|9|n|COMPLETED|0:0|2026-12-01T00:00:00|None|a|b|c')[0]?.comment).toBe(
+      'a|b|c',
+    );
+  });
+
+  it('slurmTime reads UTC times and refuses the special words and anything else', () => {
+    expect(slurmTime('2026-12-01T14:10:07')).toBe('2026-12-01T14:10:07.000Z');
+    for (const word of ['Unknown', 'None', 'N/A', 'INVALID', '', '2026-12-01 14:10:07', '$(id)'])
+      expect(slurmTime(word)).toBeUndefined();
+    expect(slurmTime(undefined)).toBeUndefined();
+  });
+
+  it('Slurm’s own ends are marked as the job’s own; a cancel is not', () => {
+    for (const state of ['COMPLETED', 'FAILED', 'TIMEOUT', 'NODE_FAIL', 'OUT_OF_MEMORY'])
+      expect(slurmObservation(state, 'sacct', { exitCode: '0:0' }).endedOnItsOwn).toBe(true);
+    for (const state of ['CANCELLED by 0', 'RUNNING', 'PENDING', 'REVOKED'])
+      expect(slurmObservation(state, 'sacct')).not.toHaveProperty('endedOnItsOwn');
   });
 });

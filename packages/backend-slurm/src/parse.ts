@@ -1,7 +1,7 @@
 import type { FailureKind, FoundObservationV1 } from '@yonder/core';
 import { normaliseState, signalName } from '@yonder/core/backend-kit';
 
-/** One line of `squeue --format=%A|%i|%T|%j|%k|%r`. */
+/** One line of squeue's output (see `SQUEUE_FIELDS`). */
 export interface SqueueRow {
   jobId: string;
   displayId: string;
@@ -9,9 +9,11 @@ export interface SqueueRow {
   name: string;
   comment: string;
   reason: string;
+  /** `%S`, when asked for: when the job started (or, while pending, is expected to); `N/A`. */
+  startTime?: string;
 }
 
-/** One line of `sacct --parsable2 --format=JobIDRaw,JobID,JobName,State,ExitCode,Comment`. */
+/** One line of sacct's `--parsable2` output (see `SACCT_FIELDS`). */
 export interface SacctRow {
   jobId: string;
   displayId: string;
@@ -19,7 +21,47 @@ export interface SacctRow {
   state: string;
   exitCode: string;
   comment: string;
+  /** `Start` and `End`, when asked for: `2026-12-01T14:02:21` (TZ=UTC), or `Unknown`/`None`. */
+  start?: string;
+  end?: string;
 }
+
+/**
+ * squeue's `--format` letters the backend asks for, in order, and the row field each fills.
+ * The comment (anyone may set it) may hold "|": it takes whatever lies between the fields
+ * before it and those after it.
+ */
+export const SQUEUE_FIELDS = [
+  ['%A', 'jobId'],
+  ['%i', 'displayId'],
+  ['%T', 'state'],
+  ['%j', 'name'],
+  ['%S', 'startTime'],
+  ['%k', 'comment'],
+  ['%r', 'reason'],
+] as const satisfies ReadonlyArray<readonly [string, keyof SqueueRow]>;
+
+/** The layout of the fixtures recorded before start times were asked for: `%A|%i|%T|%j|%k|%r`. */
+export const SQUEUE_FIELDS_WITHOUT_TIMES = SQUEUE_FIELDS.filter(([letter]) => letter !== '%S');
+
+/** sacct's `--format` fields the backend asks for, in order; the comment (last) may hold "|". */
+export const SACCT_FIELDS = [
+  ['JobIDRaw', 'jobId'],
+  ['JobID', 'displayId'],
+  ['JobName', 'name'],
+  ['State', 'state'],
+  ['ExitCode', 'exitCode'],
+  ['Start', 'start'],
+  ['End', 'end'],
+  ['Comment', 'comment'],
+] as const satisfies ReadonlyArray<readonly [string, keyof SacctRow]>;
+
+/** The layout of the fixtures recorded before times were asked for: `JobIDRaw,…,ExitCode,Comment`. */
+export const SACCT_FIELDS_WITHOUT_TIMES = SACCT_FIELDS.filter(
+  ([name]) => name !== 'Start' && name !== 'End',
+);
+
+type Layout = ReadonlyArray<readonly [string, string]>;
 
 function lines(text: string): string[] {
   return text
@@ -28,45 +70,60 @@ function lines(text: string): string[] {
     .filter((line) => line.trim() !== '');
 }
 
-/** Parse squeue rows leniently: lines that do not have the shape are skipped, never thrown on. */
-export function parseSqueue(text: string): SqueueRow[] {
+/**
+ * The named fields of one `|`-separated line in `layout`, the comment taking every part between
+ * the fields before it and those after it; null when the line has too few parts or its job id
+ * is not a number.
+ */
+function splitLine(line: string, layout: Layout): Record<string, string> | null {
+  const parts = line.split('|');
+  if (parts.length < layout.length) return null;
+  const at = layout.findIndex(([, field]) => field === 'comment');
+  const after = layout.length - at - 1;
+  const out: Record<string, string> = {};
+  layout.forEach(([, field], index) => {
+    if (index < at) out[field] = parts[index] as string;
+    else if (index > at) out[field] = parts[parts.length - (layout.length - index)] as string;
+  });
+  out.comment = parts.slice(at, parts.length - after).join('|');
+  return /^\d+$/.test(out.jobId ?? '') ? out : null;
+}
+
+/**
+ * Parse squeue rows (in `layout`, by default the backend's own) leniently: lines that do not
+ * have the shape are skipped, never thrown on.
+ */
+export function parseSqueue(text: string, layout: Layout = SQUEUE_FIELDS): SqueueRow[] {
   const rows: SqueueRow[] = [];
   for (const line of lines(text)) {
-    const parts = line.split('|');
-    if (parts.length < 6) continue;
-    const [jobId, displayId, state, name] = parts as [string, string, string, string];
-    if (!/^\d+$/.test(jobId)) continue;
-    // The reason is the last field; a comment (set by anyone) may itself hold "|".
-    const comment = parts.slice(4, -1).join('|');
-    rows.push({
-      jobId,
-      displayId,
-      state,
-      name,
-      comment: comment === '(null)' ? '' : comment,
-      reason: parts.at(-1) as string,
-    });
+    const fields = splitLine(line, layout);
+    if (!fields) continue;
+    const row = fields as unknown as SqueueRow;
+    if (row.comment === '(null)') row.comment = '';
+    rows.push(row);
   }
   return rows;
 }
 
-export function parseSacct(text: string): SacctRow[] {
+/** Parse sacct rows (in `layout`, by default the backend's own) leniently, like parseSqueue. */
+export function parseSacct(text: string, layout: Layout = SACCT_FIELDS): SacctRow[] {
   const rows: SacctRow[] = [];
   for (const line of lines(text)) {
-    const parts = line.split('|');
-    if (parts.length < 6) continue;
-    const [jobId, displayId, name, state, exitCode, ...comment] = parts as [
-      string,
-      string,
-      string,
-      string,
-      string,
-      ...string[],
-    ];
-    if (!/^\d+$/.test(jobId)) continue;
-    rows.push({ jobId, displayId, name, state, exitCode, comment: comment.join('|') });
+    const fields = splitLine(line, layout);
+    if (fields) rows.push(fields as unknown as SacctRow);
   }
   return rows;
+}
+
+/**
+ * A time as Slurm prints it with `TZ=UTC SLURM_TIME_FORMAT=standard` (`2026-12-01T14:02:21`)
+ * as an ISO time; undefined for `Unknown`, `None`, `N/A` or anything else.
+ */
+export function slurmTime(text: string | undefined): string | undefined {
+  const match = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)$/.exec((text ?? '').trim());
+  if (!match) return undefined;
+  const date = new Date(`${match[1]}Z`);
+  return Number.isNaN(date.getTime()) ? undefined : date.toISOString();
 }
 
 /** `sbatch --version`: `slurm 23.11.4` or Debian's `slurm-wlm 22.05.8`. */
@@ -174,6 +231,8 @@ export function slurmObservation(
   }
   if (normalised.state === 'pending' && details.reason && details.reason !== 'None')
     reason = details.reason;
+  // Slurm marks CANCELLED every job its scancel reached; any other end is the job's own.
+  const endedOnItsOwn = TERMINAL_STATES.has(normalised.state) && normalised.state !== 'cancelled';
   return {
     kind: 'found',
     state: normalised.state,
@@ -183,5 +242,8 @@ export function slurmObservation(
     reason,
     failureKind,
     source,
+    ...(endedOnItsOwn ? { endedOnItsOwn } : {}),
   };
 }
+
+const TERMINAL_STATES: ReadonlySet<string> = new Set(['succeeded', 'failed', 'cancelled']);

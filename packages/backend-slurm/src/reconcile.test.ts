@@ -1,7 +1,14 @@
 import { readFileSync } from 'node:fs';
 import type { BackendJobV1, JobState } from '@yonder/core';
 import { describe, expect, it } from 'vitest';
-import { parseSacct, parseSqueue, type SacctRow, type SqueueRow } from './parse.js';
+import {
+  parseSacct,
+  parseSqueue,
+  SACCT_FIELDS_WITHOUT_TIMES,
+  type SacctRow,
+  SQUEUE_FIELDS_WITHOUT_TIMES,
+  type SqueueRow,
+} from './parse.js';
 import {
   type QueryFailure,
   reconcile,
@@ -22,7 +29,7 @@ function queueMap(rows: readonly SqueueRow[]): Map<string, SqueueRow> {
   return map;
 }
 
-const queue = queueMap(parseSqueue(fixture('squeue-yonder.txt')));
+const queue = queueMap(parseSqueue(fixture('squeue-yonder.txt'), SQUEUE_FIELDS_WITHOUT_TIMES));
 const accounting = sacct(fixture('sacct-yonder.txt'));
 const noAccounting = sacct('');
 const unreachable: QueryFailure = {
@@ -38,7 +45,9 @@ const started: WrapperFiles = { run: 0, started: true, exitCode: null };
 const exited = (exitCode: number): WrapperFiles => ({ run: 0, started: true, exitCode });
 
 function sacct(text: string): { rows: Map<string, SacctRow> } {
-  return { rows: new Map(parseSacct(text).map((row) => [row.jobId, row])) };
+  return {
+    rows: new Map(parseSacct(text, SACCT_FIELDS_WITHOUT_TIMES).map((row) => [row.jobId, row])),
+  };
 }
 
 function job(
@@ -104,6 +113,7 @@ describe('reconcile: squeue and sacct', () => {
       reason: 'exit code 3',
       failureKind: 'application',
       source: 'sacct',
+      endedOnItsOwn: true,
     });
     expect(observe(job('37', 'yf-sigkill'), accounting)).toMatchObject({
       state: 'failed',
@@ -337,5 +347,57 @@ describe('reconcile: the wrapper’s own evidence', () => {
       exitCode: 3,
       source: 'sacct',
     });
+  });
+});
+
+describe('reconcile: the job’s own times and whether it ended on its own', () => {
+  const timedQueue = queueMap(parseSqueue(fixture('squeue-times.txt')));
+  const timedAccounting = {
+    rows: new Map(parseSacct(fixture('sacct-times.txt')).map((row) => [row.jobId, row])),
+  };
+  const timed = (target: BackendJobV1, files: SlurmEvidence['files'] = notStarted) =>
+    observe(target, timedAccounting, files, timedQueue);
+
+  it('a finished job starts and ends when sacct says, to the second, and ended on its own', () => {
+    expect(timed(job('1213', 'yt2-exit3', 'running'))).toMatchObject({
+      state: 'failed',
+      exitCode: 3,
+      startedAt: '2026-12-01T14:10:04.000Z',
+      endedAt: '2026-12-01T14:10:05.000Z',
+      endedOnItsOwn: true,
+    });
+  });
+
+  it('the wrapper’s recorded end (sub-second) is preferred over sacct’s End', () => {
+    const files: WrapperFiles = {
+      ...exited(0),
+      startedAt: '2026-12-01T14:10:04.120Z',
+      endedAt: '2026-12-01T14:10:04.380Z',
+    };
+    expect(timed(job('1212', 'yt2-completed', 'running'), files)).toMatchObject({
+      state: 'succeeded',
+      source: 'sacct',
+      startedAt: '2026-12-01T14:10:04.000Z',
+      endedAt: '2026-12-01T14:10:04.380Z',
+      endedOnItsOwn: true,
+    });
+  });
+
+  it('a job cancelled while pending has neither start (squeue’s StartTime is the cancel) nor own end', () => {
+    const observation = timed(job('1216', 'yt2-cancel-running', 'pending'));
+    expect(observation).toMatchObject({ state: 'cancelled', endedAt: '2026-12-01T14:10:07.000Z' });
+    expect(observation).not.toHaveProperty('startedAt');
+    expect(observation).not.toHaveProperty('endedOnItsOwn');
+  });
+
+  it('a job Slurm cancelled whose wrapper recorded exit 0 is left for the manager to weigh by the end time', () => {
+    const files: WrapperFiles = { ...exited(0), endedAt: '2026-12-01T14:10:06.900Z' };
+    const observation = timed(job('1216', 'yt2-cancel-running', 'running'), files);
+    expect(observation).toMatchObject({
+      state: 'succeeded',
+      source: 'exit-code-file',
+      endedAt: '2026-12-01T14:10:06.900Z',
+    });
+    expect(observation).not.toHaveProperty('endedOnItsOwn');
   });
 });

@@ -1,7 +1,7 @@
 /** One job's observation from what squeue, sacct and the job's own wrapper (its files on the target) say about it. */
 import type { BackendJobV1, FoundObservationV1, ObservationV1 } from '@yonder/core';
 import { exitObservation } from '@yonder/core/backend-kit';
-import { type SacctRow, type SqueueRow, slurmObservation } from './parse.js';
+import { type SacctRow, type SqueueRow, slurmObservation, slurmTime } from './parse.js';
 
 const TERMINAL = new Set(['succeeded', 'failed', 'cancelled']);
 /** Failure reasons Slurm knows better than an exit status does. */
@@ -20,6 +20,9 @@ export interface WrapperFiles {
   readonly started: boolean;
   /** The exit status it recorded (`exit-code`), null while there is none. */
   readonly exitCode: number | null;
+  /** When the job's command started and ended, as the wrapper recorded them (ISO). */
+  readonly startedAt?: string;
+  readonly endedAt?: string;
 }
 
 /** Everything the poll found about one job. */
@@ -47,6 +50,44 @@ function failed(source: string, error: QueryFailure['error']): ObservationV1 {
  * vouch for it either, so the manager's absence rule (time and healthy misses) applies.
  */
 export function reconcile(job: BackendJobV1, evidence: SlurmEvidence): ObservationV1 {
+  const observation = weigh(job, evidence);
+  return observation.kind === 'found' ? withTimes(observation, evidence, job) : observation;
+}
+
+/**
+ * The job's own times on an observation: it started when Slurm started it (squeue's StartTime,
+ * sacct's Start), else when its wrapper recorded; it ended when its wrapper recorded the end of
+ * its command (to the sub-second, so it can be ordered against a cancel), else at sacct's End.
+ */
+function withTimes(
+  observation: FoundObservationV1,
+  evidence: SlurmEvidence,
+  job: BackendJobV1,
+): FoundObservationV1 {
+  const name = String(job.data.jobName ?? '');
+  const files = 'error' in evidence.files ? undefined : evidence.files;
+  const rows = 'rows' in evidence.accounting ? evidence.accounting.rows : undefined;
+  const named = rows?.get(job.externalId ?? '');
+  const record = named?.name === name ? named : undefined;
+  const queued = evidence.queued?.name === name ? evidence.queued : undefined;
+  // squeue's StartTime is a real start only for a job it shows running: a pending job's is an
+  // estimate, and a job cancelled while pending has the time of the cancel.
+  const running = queued && slurmObservation(queued.state, 'squeue').state === 'running';
+  const startedAt =
+    (running ? slurmTime(queued.startTime) : undefined) ??
+    slurmTime(record?.start) ??
+    files?.startedAt;
+  const endedAt = TERMINAL.has(observation.state)
+    ? (files?.endedAt ?? slurmTime(record?.end))
+    : undefined;
+  return {
+    ...observation,
+    ...(startedAt === undefined ? {} : { startedAt }),
+    ...(endedAt === undefined ? {} : { endedAt }),
+  };
+}
+
+function weigh(job: BackendJobV1, evidence: SlurmEvidence): ObservationV1 {
   const name = String(job.data.jobName ?? '');
   const id = job.externalId ?? '';
   const queued = evidence.queued?.name === name ? evidence.queued : undefined;
@@ -106,7 +147,8 @@ export function reconcile(job: BackendJobV1, evidence: SlurmEvidence): Observati
 
 /**
  * The outcome of a run whose wrapper recorded `code`: exit 0 is success whatever the
- * scheduler says; otherwise Slurm's terminal observation (if any) with the exact code, since
+ * scheduler says (when Slurm recorded a cancel, the manager weighs the wrapper's end time
+ * against the cancel: the true end wins); otherwise Slurm's terminal observation (if any) with the exact code, since
  * sacct shows statuses of 128 or more reduced by 128 (up to 25.05).
  */
 function withExitCode(code: number, ended: FoundObservationV1 | undefined): FoundObservationV1 {

@@ -146,8 +146,9 @@ done
  * of sacct arguments, those arguments, then job directories. sacct runs first, so a job that
  * ends meanwhile shows its exit code rather than a stale accounting row. Prints `SACCT <exit
  * status>`, sacct's lines as `OUT <line>` and `ERR <line>`, then per directory (0-based, in
- * order) `FILES <i> <run> <started 0|1> <exit code or ->` for its latest run (`run-N`, else
- * the directory itself as run 0).
+ * order) `FILES <i> <run> <started 0|1> <exit code> <started at> <ended at>` for its latest run
+ * (`run-N`, else the directory itself as run 0): the times as the wrapper recorded them (epoch
+ * seconds), each `-` when not recorded.
  */
 export const RESOLVE_SCRIPT = `${PRELUDE}
 k=$1; shift
@@ -160,6 +161,7 @@ printf 'SACCT %s\\n' "$?"
 while IFS= read -r line || [ -n "$line" ]; do printf 'OUT %s\\n' "$line"; done < "$t/out"
 while IFS= read -r line || [ -n "$line" ]; do printf 'ERR %s\\n' "$line"; done < "$t/err"
 shift "$k"
+word() { w=-; if [ -f "$1" ]; then w=$(cat -- "$1" 2>/dev/null); fi; case $w in ''|*[!0-9.]*) w=- ;; esac; printf '%s' "$w"; }
 i=0
 for d in "$@"; do
   x=0; r=$d
@@ -169,12 +171,9 @@ for d in "$@"; do
     if [ -d "$c" ] && [ "$n" -gt "$x" ]; then x=$n; r=$c; fi
   done
   s=0; if [ -f "$r/wrapper.pid" ]; then s=1; fi
-  e=-
-  if [ -f "$r/exit-code" ]; then
-    e=$(cat -- "$r/exit-code" 2>/dev/null)
-    case $e in ''|*[!0-9]*) e=- ;; esac
-  fi
-  printf 'FILES %s %s %s %s\\n' "$i" "$x" "$s" "$e"
+  e=$(word "$r/exit-code"); b=$(word "$r/started-at"); f=$(word "$r/ended-at")
+  case $e in *[!0-9]*) e=- ;; esac
+  printf 'FILES %s %s %s %s %s %s\\n' "$i" "$x" "$s" "$e" "$b" "$f"
   i=$((i + 1))
 done
 `;

@@ -1,6 +1,13 @@
 /** How the backend runs a Slurm command on the target and reads its answer or its failure. */
 import { type BackendContextV1, type RunResultV1, YonderError } from '@yonder/core';
-import { parseSacct, parseSqueue, type SacctRow, type SqueueRow } from './parse.js';
+import {
+  parseSacct,
+  parseSqueue,
+  SACCT_FIELDS,
+  type SacctRow,
+  SQUEUE_FIELDS,
+  type SqueueRow,
+} from './parse.js';
 import { RUN_SLURM_COMMAND } from './scripts.js';
 import type { SlurmOptions } from './slurm-options.js';
 
@@ -10,9 +17,9 @@ export const CANCEL_TIMEOUT_MS = 120_000;
 export const QUERY_CHUNK = 500;
 
 /** squeue's fields, in the order `parseSqueue` reads them. */
-const SQUEUE_FORMAT = '--format=%A|%i|%T|%j|%k|%r';
+const SQUEUE_FORMAT = `--format=${SQUEUE_FIELDS.map(([letter]) => letter).join('|')}`;
 /** sacct's fields, in the order `parseSacct` reads them. */
-const SACCT_FORMAT = '--format=JobIDRaw,JobID,JobName,State,ExitCode,Comment';
+const SACCT_FORMAT = `--format=${SACCT_FIELDS.map(([name]) => name).join(',')}`;
 /** How far before the earliest job's creation sacct looks (clocks and queues drift). */
 const SACCT_LOOKBACK_MS = 86_400_000;
 

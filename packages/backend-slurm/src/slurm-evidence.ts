@@ -5,6 +5,7 @@ import {
   type RunResultV1,
   toYonderError,
 } from '@yonder/core';
+import { epochToIso } from '@yonder/core/backend-kit';
 import { parseSacct, type SacctRow } from './parse.js';
 import type { QueryFailure, SlurmEvidence, WrapperFiles } from './reconcile.js';
 import { RESOLVE_SCRIPT } from './scripts.js';
@@ -97,13 +98,18 @@ export function parseResolveOutput(text: string): ResolveOutput {
     else if (line.startsWith('ERR ')) stderr.push(line.slice(4));
     else if (/^SACCT \d+$/.test(line)) sacctStatus = Number(line.slice(6));
     else {
-      const match = /^FILES (\d+) (\d+) ([01]) (\d+|-)$/.exec(line);
-      if (match)
+      const match = /^FILES (\d+) (\d+) ([01]) (\d+|-)(?: (\S+) (\S+))?$/.exec(line);
+      if (match) {
+        const startedAt = epochToIso(match[5]);
+        const endedAt = epochToIso(match[6]);
         files.set(Number(match[1]), {
           run: Number(match[2]),
           started: match[3] === '1',
           exitCode: match[4] === '-' ? null : Number(match[4]),
+          ...(startedAt === undefined ? {} : { startedAt }),
+          ...(endedAt === undefined ? {} : { endedAt }),
         });
+      }
     }
   }
   return { sacctStatus, stdout: stdout.join('\n'), stderr: stderr.join('\n'), files };

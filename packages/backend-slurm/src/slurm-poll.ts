@@ -2,10 +2,11 @@
 import {
   type BackendContextV1,
   type BackendJobV1,
+  type FoundObservationV1,
   type ObservationV1,
   toYonderError,
 } from '@yonder/core';
-import { type SqueueRow, slurmObservation } from './parse.js';
+import { type SqueueRow, slurmObservation, slurmTime } from './parse.js';
 import { reconcile } from './reconcile.js';
 import { FORGET_SECRETS_SCRIPT } from './scripts.js';
 import { QUERY_TIMEOUT_MS, squeueRows } from './slurm-command.js';
@@ -55,7 +56,7 @@ export async function slurmPoll(
       const observation = slurmObservation(row.state, 'squeue', { reason: row.reason });
       // squeue has no exit code: finished jobs are settled with accounting and the wrapper's files.
       if (TERMINAL.has(observation.state)) ended.push(job);
-      else out.set(job.id, observation);
+      else out.set(job.id, withStartTime(observation, row));
     } else {
       ended.push(job);
     }
@@ -79,6 +80,12 @@ export async function slurmPoll(
     }),
   );
   return out;
+}
+
+/** A live job's start as Slurm recorded it (not a pending job's: its StartTime is an estimate). */
+function withStartTime(observation: FoundObservationV1, row: SqueueRow): FoundObservationV1 {
+  const startedAt = observation.state === 'running' ? slurmTime(row.startTime) : undefined;
+  return startedAt === undefined ? observation : { ...observation, startedAt };
 }
 
 /**

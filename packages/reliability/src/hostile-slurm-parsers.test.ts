@@ -52,6 +52,7 @@ describe('Slurm output parsers (properties)', () => {
             displayId: field,
             state: field,
             name: field,
+            startTime: field,
             comment: hostileString(CANARY, { lineBreaks: false, maxParts: 4 }),
             reason: field,
           }),
@@ -62,9 +63,9 @@ describe('Slurm output parsers (properties)', () => {
           suite.count('squeue-outputs');
           const text = [
             ...rows.map((r) =>
-              [r.jobId, r.displayId, r.state, r.name, r.comment, r.reason].join('|'),
+              [r.jobId, r.displayId, r.state, r.name, r.startTime, r.comment, r.reason].join('|'),
             ),
-            ...evil.map(([id, rest]) => `${id}|${id}|RUNNING|${rest}|c|None`),
+            ...evil.map(([id, rest]) => `${id}|${id}|RUNNING|${rest}|N/A|c|None`),
           ].join('\n');
           const parsed = parseSqueue(text);
           for (const row of parsed) expect(row.jobId).toMatch(/^\d+$/);
@@ -77,6 +78,7 @@ describe('Slurm output parsers (properties)', () => {
             expect(row, JSON.stringify(r)).toBeDefined();
             expect(row?.state).toBe(r.state);
             expect(row?.reason).toBe(r.reason);
+            expect(row?.startTime).toBe(r.startTime);
             expect(row?.comment).toBe(r.comment === '(null)' ? '' : r.comment);
           }
         },
@@ -104,6 +106,8 @@ describe('Slurm output parsers (properties)', () => {
             name: field,
             state: field,
             exitCode: field,
+            start: field,
+            end: field,
             comment: hostileString(CANARY, { lineBreaks: false, maxParts: 4 }),
           }),
           { maxLength: 6, selector: (row) => row.jobId },
@@ -112,9 +116,11 @@ describe('Slurm output parsers (properties)', () => {
         (rows, evil) => {
           suite.count('sacct-outputs');
           const text = [
-            `${evil}|${evil}|x|COMPLETED|0:0|c`,
+            `${evil}|${evil}|x|COMPLETED|0:0|None|None|c`,
             ...rows.map((r) =>
-              [r.jobId, r.displayId, r.name, r.state, r.exitCode, r.comment].join('|'),
+              [r.jobId, r.displayId, r.name, r.state, r.exitCode, r.start, r.end, r.comment].join(
+                '|',
+              ),
             ),
           ].join('\n');
           const parsed = parseSacct(text);
@@ -125,6 +131,7 @@ describe('Slurm output parsers (properties)', () => {
             );
             expect(row, JSON.stringify(r)).toBeDefined();
             expect(row?.exitCode).toBe(r.exitCode);
+            expect([row?.start, row?.end]).toEqual([r.start, r.end]);
           }
         },
       ),

@@ -31,6 +31,7 @@ export { JOB_WRAPPER_SCRIPT } from '../remote/job-wrapper-script.js';
 export { outputBytes, READ_LOG_SCRIPT, readRemoteLog } from '../remote/read-remote-log.js';
 export {
   EXIT_CODES_SCRIPT,
+  epochToIso,
   jobPayload,
   outputField,
   PREPARE_JOB_DIRECTORY,

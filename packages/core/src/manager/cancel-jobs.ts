@@ -30,6 +30,7 @@ export async function requestCancel(
                 requestedAt: context.now().toISOString(),
                 reason: 'user',
                 lastSentAt: null,
+                reachedAt: current.cancel?.reachedAt ?? null,
               },
             },
       ),
@@ -93,7 +94,20 @@ export async function sendCancel(
   force: boolean,
 ): Promise<void> {
   if (jobs.length === 0) return;
+  // Written before the send, so a process killed in the middle of it (or a send whose answer
+  // is lost) still leaves the mark: whatever the signal made a job do happened after this.
+  const sentAt = context.now().toISOString();
+  const unmarked = (job: JobRecord): boolean =>
+    job.cancel !== null && (job.cancel.reachedAt ?? null) === null;
+  for (const job of jobs.filter(unmarked)) {
+    await context.store.updateJob(job.id, (current) =>
+      current.cancel && unmarked(current)
+        ? { ...current, cancel: { ...current.cancel, reachedAt: sentAt } }
+        : undefined,
+    );
+  }
   let outcomes: ReadonlyMap<string, CancelOutcomeV1>;
+  let answered = true;
   try {
     outcomes = await backend.cancel(
       jobs.map((job) => backendJob(job, backend)),
@@ -101,6 +115,7 @@ export async function sendCancel(
       { force },
     );
   } catch (error) {
+    answered = false;
     const failure = toYonderError(error, 'E_CANCEL_FAILED').toJSON();
     outcomes = new Map(jobs.map((job) => [job.id, { kind: 'failed', error: failure } as const]));
   }
@@ -109,8 +124,17 @@ export async function sendCancel(
     const outcome = outcomes.get(job.id);
     await context.store.updateJob(job.id, (current) => {
       if (!current.cancel) return undefined;
-      if (outcome?.kind === 'failed' && outcome.error) return { ...current, error: outcome.error };
-      return { ...current, cancel: { ...current.cancel, lastSentAt: at } };
+      // The target's own answer that this send reached nothing running (`not-running`: the job
+      // had ended before it arrived; `failed`: it could not be signalled) takes the mark back,
+      // so the job keeps its own outcome. A send that got no answer may have reached it.
+      const missed = outcome?.kind === 'not-running' || (answered && outcome?.kind === 'failed');
+      const cancel =
+        missed && current.cancel.reachedAt === sentAt
+          ? { ...current.cancel, reachedAt: null }
+          : current.cancel;
+      if (outcome?.kind === 'failed' && outcome.error)
+        return { ...current, cancel, error: outcome.error };
+      return { ...current, cancel: { ...cancel, lastSentAt: at } };
     });
   }
 }

@@ -418,6 +418,35 @@ describe('poll sharing never hides a newer state', () => {
     expect(backend.polls.length).toBe(polls + 1);
   });
 
+  it('a job made while another refresh’s poll is in flight is polled by the next refresh', async () => {
+    const manager = makeManager();
+    const a = await manager.submit({ argv: ['true'] }, { profile: 'q' });
+    backend.pollDelayMs = 200;
+    let started = (): void => undefined;
+    const polling = new Promise<void>((resolve) => {
+      started = resolve;
+    });
+    const poll = backend.poll.bind(backend);
+    backend.poll = (jobs) => {
+      started();
+      return poll(jobs);
+    };
+    const inFlight = manager.refresh();
+    await polling;
+    const b = await manager.submit({ argv: ['sleep', '300'] }, { profile: 'q' });
+    backend.observe = () => ({
+      kind: 'found',
+      state: 'running',
+      nativeState: 'R',
+      source: 'queue',
+    });
+    const [seen] = await manager.status([b.id]);
+    await inFlight;
+    expect(backend.polls.at(-2)).toEqual([a.id]);
+    expect(backend.polls.at(-1)?.sort()).toEqual([a.id, b.id].sort());
+    expect(seen?.state).toBe('running');
+  });
+
   it('refreshes at the same moment share the one poll that completes after they began', async () => {
     const manager = makeManager();
     await manager.submit({ argv: ['true'] }, { profile: 'q' });

@@ -39,9 +39,11 @@ export async function refreshJobs(
   context: ManagerContext,
   options: RefreshOptions = {},
 ): Promise<{ problems: StoreProblemV1[] }> {
-  // A poll shared with another process counts only if it completed after this moment.
+  // A poll shared with another process answers for this caller only if it covered the jobs
+  // as read here (see sharedPollCovers).
   const begun = Date.now();
   const { jobs, problems } = await context.store.listJobs({ activeOnly: true });
+  const times = { begun, listedAt: Date.now() };
   const wanted = options.ids ? new Set(options.ids) : null;
   // Asked for some jobs, poll every active job of their targets: still one command per
   // target, and the poll then covers whatever another process sharing it asked about.
@@ -68,7 +70,7 @@ export async function refreshJobs(
   }
   await Promise.all(
     [...groups.entries()].map(([key, group]) =>
-      refreshTarget(context, key, group.backend, group.jobs, options.force ?? false, begun),
+      refreshTarget(context, key, group.backend, group.jobs, options.force ?? false, times),
     ),
   );
   return { problems };
@@ -80,28 +82,45 @@ async function refreshTarget(
   backend: BackendV1,
   jobs: JobRecord[],
   force: boolean,
-  begun: number,
+  times: { readonly begun: number; readonly listedAt: number },
 ): Promise<void> {
   const leaseKey = `poll-${sha256(key).slice(0, 24)}`;
-  const after = (completedAt: string | null): boolean =>
-    completedAt !== null && Date.parse(completedAt) > begun;
+  // Taken and given back by each poller, under the poll lease, just before it lists the
+  // target's jobs: its completion time is when the latest poll's listing began.
+  const listedKey = `${leaseKey}-listed`;
   let lease = await context.store.tryLease(leaseKey, context.leaseTtlMs);
-  // Another process is polling this target: its poll covers every active job of the target,
-  // so it is ours too if it completes after we began asking. One that completed earlier
-  // may predate a change we are asking about: then we poll ourselves.
+  // Another process is polling this target. Its poll counts for us only if it covered our jobs
+  // as we read them and completed after we began asking; otherwise we poll ourselves, still
+  // one command for every job of the target.
   for (let attempt = 0; !lease && attempt < 3; attempt += 1) {
-    if (after(await context.store.waitForLease(leaseKey, context.leaseTtlMs)) && !force) return;
+    await context.store.waitForLease(leaseKey, context.leaseTtlMs);
     lease = await context.store.tryLease(leaseKey, context.leaseTtlMs);
   }
   if (!lease) return;
   let completed = false;
   try {
-    if (!force && after(lease.lastCompletedAt)) return;
-    // The listing was made just before the lease was taken; every write below re-applies
-    // its change to the record as it is then, so nothing another process wrote is lost.
-    const active = jobs.filter((job) => !isTerminal(job.state));
-    const first = (active[0] ?? (jobs[0] as JobRecord)).profileSnapshot;
-    const backendContext = await context.backendContext(first, backend);
+    if (!force && (await sharedPollCovers(context, listedKey, lease, jobs, times))) return;
+    const listed = await context.store.tryLease(listedKey, context.leaseTtlMs);
+    await listed?.release({ completed: true });
+    // The listing starts only once the clock has passed the mark's millisecond, so a caller
+    // whose own listing ended within that millisecond is covered too.
+    const marked = Date.now();
+    while (Date.now() <= marked) await new Promise((resolve) => setTimeout(resolve, 1));
+    // Listed again under the lease, after that mark: the poll covers every job of the target
+    // in the ledger before it, including any made while this process waited for the lease.
+    // Every write below re-applies its change to the record as it is then.
+    const fresh = await context.store.listJobs({ activeOnly: true });
+    const ours = new Set(jobs.map((job) => `${job.backend}|${job.target}`));
+    const current = fresh.jobs.filter((job) => ours.has(`${job.backend}|${job.target}`));
+    const active = current.filter((job) => !isTerminal(job.state));
+    if (active.length === 0) {
+      completed = true;
+      return;
+    }
+    const backendContext = await context.backendContext(
+      (active[0] as JobRecord).profileSnapshot,
+      backend,
+    );
     const submitting = active.filter((job) => job.state === 'submitting');
     const recovered = await recoverSubmits(context, backend, submitting, backendContext);
     const pollable = active
@@ -119,6 +138,44 @@ async function refreshTarget(
   } finally {
     await lease.release({ completed });
   }
+}
+
+/**
+ * A record written this little before a poll's listing began may not have been in place yet
+ * when the listing read the ledger (its writer stamps it, then renames it into place): only
+ * records older than this count as covered by their time alone.
+ */
+const WRITE_SKEW_MS = 1_000;
+
+/**
+ * Whether the latest completed poll of the target (seen under its lease, so no other poller
+ * moves the marks meanwhile) answers for a caller who began asking at `begun`, read `jobs`,
+ * and finished reading at `listedAt`. It must be the poll whose listing the mark records (a
+ * poll that failed after making its mark leaves the completion older than the mark), and it
+ * must have covered the jobs as the caller read them: its listing began after the caller's
+ * ended, or (when it also completed after the caller began asking) every one of the jobs was
+ * written well before its listing began.
+ */
+async function sharedPollCovers(
+  context: ManagerContext,
+  listedKey: string,
+  lease: { readonly lastCompletedAt: string | null },
+  jobs: readonly JobRecord[],
+  times: { readonly begun: number; readonly listedAt: number },
+): Promise<boolean> {
+  if (lease.lastCompletedAt === null) return false;
+  const listed = await context.store.tryLease(listedKey, context.leaseTtlMs);
+  if (!listed) return false;
+  await listed.release();
+  if (listed.lastCompletedAt === null) return false;
+  const markedAt = Date.parse(listed.lastCompletedAt);
+  const completedAt = Date.parse(lease.lastCompletedAt);
+  if (!(completedAt > markedAt)) return false;
+  if (times.listedAt <= markedAt) return true;
+  return (
+    completedAt > times.begun &&
+    jobs.every((job) => Date.parse(job.updatedAt) < markedAt - WRITE_SKEW_MS)
+  );
 }
 
 /** Find again the jobs whose submitting process died: submitted after all, or failed as interrupted. */
@@ -248,6 +305,7 @@ async function enforcePendingTimeouts(
                 requestedAt: now.toISOString(),
                 reason: 'pending-timeout',
                 lastSentAt: null,
+                reachedAt: null,
               },
             },
       ),

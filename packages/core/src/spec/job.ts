@@ -126,11 +126,16 @@ export interface JobRecord {
   /** The last error met while submitting, polling or cancelling; cleared by a healthy poll. */
   error: { code: string; message: string } | null;
   history: Transition[];
-  /** When a cancel was first asked for, and why (`user` or `pending-timeout`). */
+  /**
+   * When a cancel was first asked for, and why (`user` or `pending-timeout`); when it was last
+   * sent; and when it first reached the job while the job ran (`reachedAt`: taken just before
+   * that send; null while it has reached nothing, absent in records older than it).
+   */
   cancel: {
     requestedAt: string;
     reason: 'user' | 'pending-timeout';
     lastSentAt: string | null;
+    reachedAt?: string | null;
   } | null;
   /** Healthy polls in a row that did not find the job. */
   misses: number;

@@ -1,35 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import { sampleJob } from '../conformance/store-conformance.js';
-import type { FoundObservationV1, ObservationV1 } from '../spec/backend/v1/backend-v1.js';
-import type { JobRecord, JobState } from '../spec/job.js';
+import type { JobState } from '../spec/job.js';
 import { applyObservation, DEFAULT_STATE_POLICY, transition } from './apply-observation.js';
-
-const T0 = new Date('2030-01-01T00:00:00.000Z');
-const T1 = new Date('2030-01-01T00:01:00.000Z');
-const T2 = new Date('2030-01-01T00:02:00.000Z');
-
-function found(
-  state: JobState,
-  nativeState: string,
-  extra: Partial<FoundObservationV1> = {},
-): ObservationV1 {
-  return { kind: 'found', state, nativeState, source: 'squeue', ...extra };
-}
-
-const absent: ObservationV1 = { kind: 'absent', source: 'squeue' };
-const queryFailed: ObservationV1 = {
-  kind: 'query-failed',
-  source: 'squeue',
-  error: { code: 'E_SCHEDULER_UNAVAILABLE', message: 'slurmctld is down' },
-};
-
-function userCancel(): JobRecord['cancel'] {
-  return { requestedAt: T0.toISOString(), reason: 'user', lastSentAt: T0.toISOString() };
-}
-
-function timeoutCancel(): JobRecord['cancel'] {
-  return { requestedAt: T0.toISOString(), reason: 'pending-timeout', lastSentAt: T0.toISOString() };
-}
+import {
+  absent,
+  found,
+  queryFailed,
+  T0,
+  T1,
+  T2,
+  timeoutCancel,
+  userCancel,
+} from './observation-samples.js';
 
 describe('a failed query', () => {
   it.each([['pending'], ['running'], ['unknown'], ['submitting']] as Array<[JobState]>)(

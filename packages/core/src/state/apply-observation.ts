@@ -1,4 +1,4 @@
-import type { ObservationV1 } from '../spec/backend/v1/backend-v1.js';
+import type { FoundObservationV1, ObservationV1 } from '../spec/backend/v1/backend-v1.js';
 import type { FailureKind, JobRecord, JobState } from '../spec/job.js';
 import { isTerminal } from './job-states.js';
 
@@ -85,10 +85,29 @@ function diedOfCancelSignal(observation: {
 }
 
 /**
+ * Whether the job ended before any cancel of yonder's could have stopped it: the target says
+ * it ended on its own (`endedOnItsOwn`), no cancel ever reached it while it ran, or it ended
+ * (by the end its target recorded) before the first one that did. Then the true end wins.
+ */
+function endedBeforeCancel(
+  cancel: NonNullable<JobRecord['cancel']>,
+  observation: FoundObservationV1,
+): boolean {
+  if (observation.endedOnItsOwn === true) return true;
+  // A record from before `reachedAt` was kept: take the request as the moment it reached the job.
+  const reached = cancel.reachedAt === undefined ? cancel.requestedAt : cancel.reachedAt;
+  if (reached === null) return true;
+  if (!observation.endedAt) return false;
+  return Date.parse(observation.endedAt) < Date.parse(reached);
+}
+
+/**
  * The rules of a job's life (docs/architecture.md), in one place for every backend:
  * a failed query changes nothing; absence is tolerated for a bounded number of healthy
- * polls, then the job is lost; terminal states are final; a user's cancel is kept when
- * the job ends cancelled, cleanly, or of the signal sent; a pending timeout is a failure.
+ * polls, then the job is lost; terminal states are final; a user's cancel that reached the
+ * running job is kept when the job then ends cancelled, cleanly, or of the signal sent, while a
+ * job that ended before any cancel reached it keeps its own outcome; a pending timeout is a
+ * failure; a reason the backend gives is kept over a weaker one.
  */
 export function applyObservation(
   job: JobRecord,
@@ -139,30 +158,34 @@ export function applyObservation(
   let reason = observation.reason ?? null;
   let failureKind = observation.failureKind ?? null;
   if (isTerminal(to) && job.cancel) {
-    if (job.cancel.reason === 'user') {
-      if (
-        to === 'cancelled' ||
-        to === 'succeeded' ||
-        (to === 'failed' && diedOfCancelSignal(observation))
-      ) {
-        to = 'cancelled';
-        reason = reason ?? 'cancelled';
-        failureKind = null;
-      }
-    } else if (to === 'cancelled' || diedOfCancelSignal(observation)) {
+    // Ended by a cancel: one the target reports, or one that reached the job before its end.
+    const user = job.cancel.reason === 'user';
+    const byCancel =
+      to === 'cancelled' ||
+      (!endedBeforeCancel(job.cancel, observation) &&
+        ((user && to === 'succeeded') || (to === 'failed' && diedOfCancelSignal(observation))));
+    if (byCancel && user) {
+      to = 'cancelled';
+      reason = reason ?? 'cancelled';
+      failureKind = null;
+    } else if (byCancel) {
       to = 'failed';
       reason = 'pending-timeout';
       failureKind = 'infrastructure';
     }
   }
-  if (to === 'unknown') reason = `unrecognised native state "${observation.nativeState}"`;
+  // A later sighting of the same state that gives no reason keeps the one already recorded
+  // (REVOKED's, a pending reason): only a change of state, or a reason given, replaces it.
+  const same = job.state === to && job.nativeState === observation.nativeState;
+  if (!isTerminal(to) && reason === null && same) reason = job.reason;
+  if (to === 'unknown') reason = reason ?? `unrecognised native state "${observation.nativeState}"`;
   return transition(
     base,
     to,
     {
       source: observation.source,
       nativeState: observation.nativeState,
-      reason: isTerminal(to) || to === 'unknown' ? reason : (reason ?? null),
+      reason,
       exitCode: observation.exitCode ?? null,
       signal: observation.signal ?? null,
       failureKind,

@@ -77,6 +77,7 @@ export const JobRecordSchema = Type.Object({
       requestedAt: Time,
       reason: Type.Union([Type.Literal('user'), Type.Literal('pending-timeout')]),
       lastSentAt: nullable(Time),
+      reachedAt: Type.Optional(nullable(Time)),
     }),
   ),
   misses: Count,

@@ -119,6 +119,13 @@ export interface FoundObservationV1 {
   readonly startedAt?: string;
   /** When the job itself ended (ISO), when the target recorded it; becomes `finishedAt`. */
   readonly endedAt?: string;
+  /**
+   * True when the target itself recorded that the job ended on its own, not by a cancel: a
+   * scheduler that marks every job its cancel reached as cancelled (Slurm's CANCELLED) and
+   * reports COMPLETED, FAILED or TIMEOUT otherwise. A cancel asked for meanwhile then leaves
+   * the outcome as it is (the true end wins). Leave it out when the target cannot tell.
+   */
+  readonly endedOnItsOwn?: boolean;
 }
 
 /** The source does not know the job. Not the same as finished. */
