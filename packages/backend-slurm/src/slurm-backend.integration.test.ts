@@ -1,8 +1,10 @@
+import { spawnSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import { type JobManager, type JobRecord, YonderError } from '@yonder/core';
 import { backendConformance } from '@yonder/core/conformance';
-import { until } from '@yonder/test-helpers';
+import { asUser, requireUsers, until } from '@yonder/test-helpers';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { slurmJobName } from './sbatch-options.js';
 import { createSlurmBackend } from './slurm-backend.js';
 import { requireCluster, slurmManager, untilPurged, workdir } from './test-support/cluster.js';
 
@@ -248,6 +250,41 @@ describe('slurm backend against the test cluster', () => {
     expect(found?.history.map((step) => step.source)).toContain('recover');
     const [cancelled] = await manager.cancel([found?.id as string], { waitMs: 30_000 });
     expect(cancelled?.state).toBe('cancelled');
+  }, 60_000);
+
+  it('never takes another user’s job of the same name for an interrupted submit', async () => {
+    const { attacker } = requireUsers();
+    const { manager } = slurmManager({ submitGraceSeconds: 0 });
+    await manager.saveProfile({ name: 'hpc', backend: 'slurm', workdir: workdir() });
+    const live = manager.registry.backend('slurm');
+    const original = live.submit;
+    live.submit = async () => {
+      throw new YonderError('E_TIMEOUT', 'sbatch timed out');
+    };
+    await expect(
+      manager.submit({ argv: ['true'], name: 'victim-job' }, { profile: 'hpc' }),
+    ).rejects.toThrow(/timed out/);
+    live.submit = original;
+    const [stuck] = (await manager.store.listJobs({})).jobs;
+    expect(stuck).toMatchObject({ state: 'submitting', externalId: null });
+    // The name shows in every user's `ps` while sbatch runs: another user submits a job by it.
+    const theirs = asUser(attacker, [
+      'sbatch',
+      '--parsable',
+      '--hold',
+      `--job-name=${slurmJobName(stuck?.id as string, 'victim-job')}`,
+      '--chdir=/tmp',
+      '--output=/dev/null',
+      '--wrap=true',
+    ]).trim();
+    try {
+      await manager.refresh({ force: true });
+      const after = await manager.store.getJob(stuck?.id as string);
+      expect(after?.externalId).not.toBe(theirs.split(';')[0]);
+      expect(after).toMatchObject({ state: 'failed', reason: 'submit-interrupted' });
+    } finally {
+      spawnSync('scancel', [theirs.split(';')[0] as string]);
+    }
   }, 60_000);
 
   it('leaves an interrupted submit that Slurm never saw alone until the submit grace has passed', async () => {

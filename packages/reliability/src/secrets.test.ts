@@ -114,10 +114,10 @@ describe('secrets', () => {
       cli,
     );
     expect(failed.code).toBe(1);
-    expect(failed.doc.error.code).toBe('E_SUBMIT_FAILED');
+    expect(failed.doc.error.code).toBe('E_SUBMIT_REFUSED');
     expect(failed.stdout + failed.stderr).not.toContain(core(secret));
     const listed = await runCliJson(['list', '--all'], cli);
-    expect(listed.doc.result[0]).toMatchObject({ state: 'failed', reason: 'submit-failed' });
+    expect(listed.doc.result[0]).toMatchObject({ state: 'failed', reason: 'submit-refused' });
     expect(listed.stdout).not.toContain(core(secret));
     const records = readdirSync(join(state, 'jobs'), { recursive: true })
       .map(String)
