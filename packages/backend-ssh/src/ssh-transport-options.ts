@@ -8,7 +8,7 @@ export const SshTransportOptionsSchema = Type.Object(
     config: Type.Optional(
       Type.String({
         description:
-          'The ssh config file to read instead of ~/.ssh/config (then /etc/ssh/ssh_config).',
+          'The ssh config file to read instead of ~/.ssh/config and /etc/ssh/ssh_config, as ssh -F does (it must exist).',
       }),
     ),
     acceptNewHostKeys: Type.Optional(

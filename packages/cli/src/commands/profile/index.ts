@@ -17,10 +17,11 @@ const HELP = `Usage:
   yonder profile list [--json]
   yonder profile show NAME [--json]
   yonder profile remove NAME [--json]
-  yonder profile check NAME [--json]     validate, reach the target and report what is there
+  yonder profile check NAME [--json]     validate, show the route, reach the target and report
   yonder profile schema                  the JSON Schema of a profile, with every installed backend's options
 
---host is a host name or a Host alias of your ssh config (~/.ssh/config, or --ssh-config FILE);
+--host is a host name or a Host alias of your ssh config (~/.ssh/config, or --ssh-config FILE
+read alone, as ssh -F reads it);
 keys, ports, users and ProxyJump come from there. Host keys are checked against known_hosts:
 an unknown key is refused unless --accept-new-host-keys (then it is recorded); a changed key
 always is. --max-channels bounds concurrent SSH channels (sshd's MaxSessions is 10).
