@@ -65,7 +65,7 @@ describe('yonder with a Slurm profile, as a new user would', () => {
     expect(wait.code, wait.stderr).toBe(2);
     expect((await yonder(['logs', id])).stdout).toBe('from slurm: $(not run)\n');
     const status = JSON.parse((await yonder(['status', id, '--json'])).stdout);
-    expect(status.result).toMatchObject({
+    expect(status.result[0]).toMatchObject({
       backend: 'slurm',
       state: 'failed',
       exitCode: 2,

@@ -37,6 +37,11 @@ export {
   parseExitCodes,
   withoutField,
 } from '../remote/remote-scripts.js';
+export {
+  type JobDirectoryEntry,
+  REMOVE_JOB_DIRECTORIES_SCRIPT,
+  removeJobDirectories,
+} from '../remote/remove-job-directories.js';
 export { sliceLog, tailLinesStart } from '../remote/slice-log.js';
 export { renderEnvFile } from '../shell/render-env-file.js';
 export { shJoin, shQuote } from '../shell/sh-quote.js';

@@ -12,6 +12,33 @@ import {
   PROFILE_NAME_PATTERN,
 } from './validate-fields.js';
 
+/** A profile's defaults for every submit through it (strict). */
+export const ProfileDefaultsSchema = Type.Object(
+  {
+    resources: Type.Optional(
+      Type.Object(
+        {
+          time: Type.Optional(Type.String({ description: 'Wall-clock limit, e.g. 30, 1:00:00, 2-00.' })),
+          cpus: Type.Optional(Type.Integer({ minimum: 1 })),
+          memory: Type.Optional(Type.String({ description: 'Memory per node: 512M, 4G…' })),
+          gpus: Type.Optional(Type.Integer({ minimum: 0 })),
+          nodes: Type.Optional(Type.Integer({ minimum: 1 })),
+          partition: Type.Optional(Type.String()),
+          account: Type.Optional(Type.String()),
+          qos: Type.Optional(Type.String()),
+        },
+        { additionalProperties: false, description: 'Resources a submit gets unless it names them.' },
+      ),
+    ),
+    schedulerOptions: Type.Optional(
+      Type.Array(Type.String(), {
+        description: 'Scheduler options put before the submit’s own, one argument each.',
+      }),
+    ),
+  },
+  { additionalProperties: false, description: 'Defaults for every submit through the profile.' },
+);
+
 /** The fields every profile has, whatever its backend. Strict: unknown keys are refused. */
 export const ProfileSchema = Type.Object(
   {
@@ -74,6 +101,13 @@ export const ProfileSchema = Type.Object(
     ),
     options: Type.Optional(
       Type.Record(Type.String(), Type.Unknown(), { description: 'Backend options.' }),
+    ),
+    defaults: Type.Optional(ProfileDefaultsSchema),
+    unsupportedResources: Type.Optional(
+      Type.Union([Type.Literal('refuse'), Type.Literal('warn'), Type.Literal('ignore')], {
+        description:
+          'What a submit does with resources or scheduler options the backend cannot honour: refuse the job (default), drop them with a warning, or drop them silently.',
+      }),
     ),
   },
   { additionalProperties: false, $id: 'https://yonder.dev/schema/profile.json' },

@@ -9,7 +9,7 @@ const HELP = `Usage: yonder status JOB... [--no-refresh] [--json | --format TEMP
 Show jobs in full, with their history, after refreshing them.
 
   --no-refresh        show the ledger as it is, without asking any scheduler
-  --json              the jobs as JSON (one object for one job, an array for several)
+  --json              the jobs as JSON: always an array, one object per job named
   --format TEMPLATE   one line per job: {field} placeholders over the JSON record, e.g. '{state}'
                       or '{id} {state} {exitCode}' (nested fields by dots: {error.code})
   -q, --quiet         the ids only
@@ -36,8 +36,7 @@ export const run: Command = async (argv, { io, runtime }) => {
   const jobs = await runtime().manager.status(positionals, { refresh: !values['no-refresh'] });
   if (format !== undefined) io.stdout(jobs.map((job) => formatJob(format, job, io.color)).join(''));
   else if (values.quiet) io.stdout(jobs.map((job) => `${job.id}\n`).join(''));
-  else if (values.json)
-    io.stdout(envelope(positionals.length === 1 ? jobJson(jobs[0]!) : jobs.map(jobJson)));
+  else if (values.json) io.stdout(envelope(jobs.map(jobJson)));
   else io.stdout(jobs.map((job) => jobDetails(io, job)).join('\n'));
   return 0;
 };
