@@ -45,6 +45,21 @@ export function paintState(io: Io, state: JobState): string {
   return io.color ? `\u001b[${CODES[state]}m${state}\u001b[0m` : state;
 }
 
+/** One warning per target whose jobs could not be polled (stderr): the target, its jobs, the error. */
+export function warnUnreachable(
+  io: Io,
+  targets: ReadonlyArray<{
+    target: string;
+    jobs: string[];
+    error: { code: string; message: string };
+  }>,
+): void {
+  for (const { target, jobs, error } of targets)
+    io.stderr(
+      `yonder: warning: cannot poll ${escapeControlCharacters(target)} (${jobs.length} job${jobs.length > 1 ? 's' : ''}): ${error.code}: ${escapeControlCharacters(error.message)}\n`,
+    );
+}
+
 /** The one JSON document a `--json` command prints. */
 export function envelope(result: unknown): string {
   return `${JSON.stringify({ ok: true, result })}\n`;

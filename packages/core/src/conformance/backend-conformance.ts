@@ -324,7 +324,10 @@ export function backendConformance(
         const log = await h.backend.readLog(seen, {}, context);
         check(!log.exists, 'after cleanup the job’s log must be gone');
         const again = (await cleanup([seen], context)).get(job.id);
-        check(again?.kind === 'absent', `a second cleanup must find nothing, got ${JSON.stringify(again)}`);
+        check(
+          again?.kind === 'absent',
+          `a second cleanup must find nothing, got ${JSON.stringify(again)}`,
+        );
       } finally {
         await transport.close();
       }

@@ -46,6 +46,8 @@ export type YonderErrorCode =
   | 'E_CLEANUP_FAILED'
   /** A job's target could not be reached for longer than the caller would wait. */
   | 'E_TARGET_UNREACHABLE'
+  /** The editor a front end started for the user failed. */
+  | 'E_EDITOR_FAILED'
   | 'E_USAGE'
   | 'E_INTERNAL';
 

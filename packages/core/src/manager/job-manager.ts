@@ -10,19 +10,19 @@ import { DEFAULT_STATE_POLICY, type StatePolicy } from '../state/apply-observati
 import { isTerminal } from '../state/job-states.js';
 import { requestCancel } from './cancel-jobs.js';
 import {
-  followJobLog,
-  type LogOptions,
-  type LogResult,
-  type LogWriter,
-  streamJobLog,
-} from './job-logs.js';
-import {
   type ForgetOptions,
   type ForgetResult,
   forgetJobs,
   type PruneOptions,
   pruneJobs,
 } from './forget-jobs.js';
+import {
+  followJobLog,
+  type LogOptions,
+  type LogResult,
+  type LogWriter,
+  streamJobLog,
+} from './job-logs.js';
 import { type ManagerContext, reread } from './manager-context.js';
 import { backendOptions } from './profile-options.js';
 import { checkProfile, readProfile, saveProfile, validateProfile } from './profiles.js';
@@ -32,9 +32,9 @@ import { specOf } from './resubmit-job.js';
 import { type SubmitOptions, submitJobs } from './submit-jobs.js';
 import { TransportCache } from './transport-cache.js';
 import {
+  failingTargets,
   type TargetFailure,
   type WaitOptions,
-  failingTargets,
   waitForCancelled,
   waitForJobs,
 } from './wait-for-jobs.js';
@@ -224,7 +224,10 @@ export class JobManager {
    * one command per target). A job that is not terminal only with `force` (cancelled first).
    * @throws YonderError `E_JOB_ACTIVE` when a job is active and `force` is not given.
    */
-  async forget(references: readonly string[], options: ForgetOptions = {}): Promise<ForgetResult[]> {
+  async forget(
+    references: readonly string[],
+    options: ForgetOptions = {},
+  ): Promise<ForgetResult[]> {
     return forgetJobs(this.context, await resolveJobs(this.store, references), options);
   }
 

@@ -1,7 +1,7 @@
 /** A profile's defaults for every submit (resources, scheduler options) and its policy for what the backend cannot honour: merged into each job spec, and checked when the profile is. */
 import type { ValidationIssue } from '../errors/validation-error.js';
 import type { BackendV1 } from '../spec/backend/v1/backend-v1.js';
-import type { JobSpec, ResourceName, Resources } from '../spec/job.js';
+import { type JobSpec, RESOURCE_NAMES, type ResourceName, type Resources } from '../spec/job.js';
 import type { Profile } from '../spec/profile.js';
 import { validateJobSpec } from '../validation/validate-job-spec.js';
 
@@ -31,8 +31,8 @@ export function applyProfileDefaults(
   const dropped: string[] = [];
   if ((profile.unsupportedResources ?? 'refuse') !== 'refuse') {
     const supported = new Set<ResourceName>(backend.capabilities.resources);
-    for (const key of Object.keys(resources) as ResourceName[]) {
-      if (!supported.has(key)) {
+    for (const key of RESOURCE_NAMES) {
+      if (resources[key] !== undefined && !supported.has(key)) {
         delete resources[key];
         dropped.push(key);
       }

@@ -1,7 +1,7 @@
 /** Submitting a job again from its record: the same program, name, environment, resources, scheduler options, working directory and settings (kept beside the record), through its profile as it is now. */
 import { YonderError } from '../errors/yonder-error.js';
-import { parseJson } from '../json/parse-json.js';
 import type { JsonObject } from '../json/json-value.js';
+import { parseJson } from '../json/parse-json.js';
 import type { JobRecord, JobSpec } from '../spec/job.js';
 import type { ManagerContext } from './manager-context.js';
 
@@ -44,6 +44,8 @@ export async function specOf(
     );
   }
   if (job.spec.secretNames.length > 0)
-    spec.secrets = Object.fromEntries(job.spec.secretNames.map((name) => [name, secrets[name] as string]));
+    spec.secrets = Object.fromEntries(
+      job.spec.secretNames.map((name) => [name, secrets[name] as string]),
+    );
   return spec;
 }

@@ -18,7 +18,9 @@ export const ProfileDefaultsSchema = Type.Object(
     resources: Type.Optional(
       Type.Object(
         {
-          time: Type.Optional(Type.String({ description: 'Wall-clock limit, e.g. 30, 1:00:00, 2-00.' })),
+          time: Type.Optional(
+            Type.String({ description: 'Wall-clock limit, e.g. 30, 1:00:00, 2-00.' }),
+          ),
           cpus: Type.Optional(Type.Integer({ minimum: 1 })),
           memory: Type.Optional(Type.String({ description: 'Memory per node: 512M, 4G…' })),
           gpus: Type.Optional(Type.Integer({ minimum: 0 })),
@@ -27,7 +29,10 @@ export const ProfileDefaultsSchema = Type.Object(
           account: Type.Optional(Type.String()),
           qos: Type.Optional(Type.String()),
         },
-        { additionalProperties: false, description: 'Resources a submit gets unless it names them.' },
+        {
+          additionalProperties: false,
+          description: 'Resources a submit gets unless it names them.',
+        },
       ),
     ),
     schedulerOptions: Type.Optional(

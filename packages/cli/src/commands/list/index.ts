@@ -3,7 +3,7 @@ import { isJobState } from '@yonder/core/backend-kit';
 import { parse } from '../../args.js';
 import type { Command } from '../../command.js';
 import { checkFormat, formatJob } from '../../format-job.js';
-import { envelope, jobJson, jobTable } from '../../output.js';
+import { envelope, jobJson, jobTable, warnUnreachable } from '../../output.js';
 import { UsageError } from '../../usage-error.js';
 
 const HELP = `Usage: yonder list [--all] [--state S] [--profile P] [--no-refresh] [--json | --format TEMPLATE | -q]
@@ -57,6 +57,7 @@ export const run: Command = async (argv, { io, runtime }) => {
     ...(values.profile ? { profile: String(values.profile) } : {}),
   });
   for (const problem of problems) io.stderr(`yonder: warning: ${problem.message}\n`);
+  warnUnreachable(io, runtime().manager.failingTargets(jobs));
   if (format !== undefined) io.stdout(jobs.map((job) => formatJob(format, job, io.color)).join(''));
   else if (values.quiet) io.stdout(jobs.map((job) => `${job.id}\n`).join(''));
   else if (values.json) io.stdout(envelope(jobs.map(jobJson)));

@@ -1,7 +1,7 @@
 import { parse } from '../../args.js';
 import type { Command } from '../../command.js';
 import { checkFormat, formatJob } from '../../format-job.js';
-import { envelope, jobDetails, jobJson } from '../../output.js';
+import { envelope, jobDetails, jobJson, warnUnreachable } from '../../output.js';
 import { UsageError } from '../../usage-error.js';
 
 const HELP = `Usage: yonder status JOB... [--no-refresh] [--json | --format TEMPLATE | -q]
@@ -34,6 +34,7 @@ export const run: Command = async (argv, { io, runtime }) => {
   const format = values.format === undefined ? undefined : String(values.format);
   if (format !== undefined) checkFormat(format);
   const jobs = await runtime().manager.status(positionals, { refresh: !values['no-refresh'] });
+  warnUnreachable(io, runtime().manager.failingTargets(jobs));
   if (format !== undefined) io.stdout(jobs.map((job) => formatJob(format, job, io.color)).join(''));
   else if (values.quiet) io.stdout(jobs.map((job) => `${job.id}\n`).join(''));
   else if (values.json) io.stdout(envelope(jobs.map(jobJson)));
