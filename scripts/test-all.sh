@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run every test: set up the workspace, start the services the integration tests need
-# (as root: the two test users, task-spooler, Chromium, a one-node Slurm, sshd on loopback),
+# (as root: the two test users, task-spooler, Chromium, Snakemake, a one-node Slurm, sshd on loopback),
 # then build, lint, typecheck, publint and test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,6 +20,13 @@ if [ "$(id -u)" = 0 ]; then
     export DEBIAN_FRONTEND=noninteractive
     apt-get install -y --no-install-recommends chromium >&2 ||
       { apt-get update >&2 && apt-get install -y --no-install-recommends chromium >&2; }
+  fi
+  # Snakemake (Debian's package): the workflow engine the docs' recipe (docs/snakemake.md) is
+  # tested with, through its generic cluster executor (packages/cli/src/snakemake.integration.test.ts).
+  if ! command -v snakemake >/dev/null 2>&1; then
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get install -y --no-install-recommends snakemake >&2 ||
+      { apt-get update >&2 && apt-get install -y --no-install-recommends snakemake >&2; }
   fi
   for service in scripts/slurm-cluster.sh scripts/sshd-hosts.sh; do
     if [ -f "$service" ]; then bash "$service" start; fi

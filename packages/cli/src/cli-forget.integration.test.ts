@@ -141,14 +141,23 @@ describe('a target that cannot be polled', () => {
     expect(add.code, add.stderr).toBe(0);
     const ids = [];
     for (const _ of [1, 2])
-      ids.push((await yonder(['submit', '--profile', 'queue', '--', 'sleep', '300'])).stdout.trim());
+      ids.push(
+        (await yonder(['submit', '--profile', 'queue', '--', 'sleep', '300'])).stdout.trim(),
+      );
     const list = await yonder(['list']);
     expect(list.code).toBe(0);
     const warnings = list.stderr.split('\n').filter((line) => line.includes('cannot poll'));
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toContain('(2 jobs)');
     expect(warnings[0]).toContain('the queue is down');
-    const wait = await yonder(['wait', ids[0] as string, '--give-up-after', '2s', '--timeout', '60']);
+    const wait = await yonder([
+      'wait',
+      ids[0] as string,
+      '--give-up-after',
+      '2s',
+      '--timeout',
+      '60',
+    ]);
     expect(wait.code).toBe(69);
     expect(wait.stderr.split('\n').filter((line) => line.includes('cannot poll'))).toHaveLength(1);
     expect(wait.stderr).toContain('gave up');

@@ -73,7 +73,9 @@ describe('forgetting jobs in a shared work directory', () => {
     ]);
     const rm = await yonderJsonAs(victim, state, ['rm', own]);
     expect(rm.code, rm.stderr).toBe(0);
-    expect(rm.doc.result).toEqual([{ id: own, state: 'succeeded', removed: true, files: 'removed' }]);
+    expect(rm.doc.result).toEqual([
+      { id: own, state: 'succeeded', removed: true, files: 'removed' },
+    ]);
     expect(readFileSync(file, 'utf8')).toBe('years of work\n');
     expect(asUser(victim, ['ls', dir]).trim()).toBe('thesis.txt');
 

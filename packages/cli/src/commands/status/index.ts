@@ -11,7 +11,8 @@ Show jobs in full, with their history, after refreshing them.
   --no-refresh        show the ledger as it is, without asking any scheduler
   --json              the jobs as JSON: always an array, one object per job named
   --format TEMPLATE   one line per job: {field} placeholders over the JSON record, e.g. '{state}'
-                      or '{id} {state} {exitCode}' (nested fields by dots: {error.code})
+                      or '{id} {state} {exitCode}' (nested fields by dots: {error.code}); a value
+                      mapped to another word: '{state:succeeded=success,failed=failed,*=running}'
   -q, --quiet         the ids only
 `;
 

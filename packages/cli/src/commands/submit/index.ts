@@ -11,6 +11,7 @@ import {
 } from '@yonder/core/backend-kit';
 import { pairs, parse } from '../../args.js';
 import type { Command } from '../../command.js';
+import { checkFormat, formatJob } from '../../format-job.js';
 import { envelope, jobJson } from '../../output.js';
 import { RESOURCE_OPTIONS, readResources, readSchedulerOptions } from '../../resource-flags.js';
 import { UsageError } from '../../usage-error.js';
@@ -39,6 +40,8 @@ options the profile sets as defaults apply unless given here.
                          above are their defaults. Prints one id per line, in order; a job the
                          target refused is named by its line on stderr (exit 1)
   --json                 print the job as JSON (with --batch: an array, one entry per line)
+  --format TEMPLATE      print the job through a template, as yonder status does ('{id} {state}')
+  -q, --quiet            print the id only (the default; for workflow engines that pass -q)
 `;
 
 /** Read a file an option names, as a usage error naming the option when it cannot be. */
@@ -109,6 +112,8 @@ export const run: Command = async (argv, { io, runtime }) => {
       ...RESOURCE_OPTIONS,
       cwd: { type: 'string' },
       batch: { type: 'string' },
+      format: { type: 'string' },
+      quiet: { type: 'boolean', short: 'q' },
       json: { type: 'boolean' },
     },
     'submit',
@@ -167,8 +172,11 @@ export const run: Command = async (argv, { io, runtime }) => {
       io,
       runtime,
     });
+  const format = values.format === undefined ? undefined : String(values.format);
+  if (format !== undefined) checkFormat(format);
   const job = await runtime().manager.submit(spec, { profile, onWarning });
-  io.stdout(values.json ? envelope(jobJson(job)) : `${job.id}\n`);
+  if (format !== undefined) io.stdout(formatJob(format, job, io.color));
+  else io.stdout(values.json ? envelope(jobJson(job)) : `${job.id}\n`);
   return 0;
 };
 
