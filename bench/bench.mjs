@@ -293,7 +293,8 @@ function ledger(count) {
   mkdirSync(join(state, 'active'));
   let index = '';
   for (let n = 0; n < count; n += 1) {
-    const id = n.toString(16).padStart(12, '0');
+    // Spread over the 256 shards as real (random) ids are, and unique.
+    const id = `${((n * 2654435761) >>> 0).toString(16).padStart(8, '0')}${n.toString(16).padStart(8, '0')}`;
     const job = sampleJob({
       id,
       state: 'succeeded',
@@ -346,6 +347,50 @@ function ledgerCase() {
         baselineMs: base[name].ms,
         peakKb: figures.peakKb,
         extra: `peak memory ${(figures.peakKb / 1024).toFixed(1)} MiB`,
+      });
+    }
+    rmSync(state, { recursive: true, force: true });
+  }
+}
+
+const HISTORY_SIZES = (env.YONDER_BENCH_HISTORY ?? '100000').split(',').map(Number);
+
+/**
+ * History at scale: `yonder list --all` (the table, and `--json`) of a ledger of N finished
+ * jobs, beside `cat` of its index (the least any listing reads) and `cat` of every record
+ * (what reading every job costs before any parsing), with yonder's peak RSS.
+ */
+function historyCase() {
+  say('\nHistory: list --all of N finished jobs, against cat of the index and of every record');
+  for (const size of HISTORY_SIZES) {
+    const state = ledger(size);
+    const env = { YONDER_STATE_DIR: state, YONDER_CONFIG: '', XDG_CONFIG_HOME: state };
+    const rss = join(state, 'rss');
+    const repeat = (script, withRss) => {
+      const runs = [];
+      for (let n = 0; n < REPEATS; n += 1) runs.push(pipeline(script, env, withRss ? rss : ''));
+      return {
+        ms: median(runs.map((run) => run.ms)),
+        peakKb: Math.max(...runs.map((run) => run.peakKb)),
+      };
+    };
+    const index = repeat(`cat ${state}/index.log > /dev/null`, false);
+    const records = repeat(
+      `find ${state}/jobs -name '*.json' -print0 | xargs -0 cat > /dev/null`,
+      false,
+    );
+    for (const flags of ['', ' --json']) {
+      const figures = repeat(
+        `/usr/bin/time -f %M -o ${rss} node ${BIN} list --all --no-refresh${flags} > /dev/null`,
+        true,
+      );
+      record({
+        case: `list --all${flags}, ${size} jobs`,
+        yonderMs: figures.ms,
+        baselineName: 'cat every record',
+        baselineMs: records.ms,
+        peakKb: figures.peakKb,
+        extra: `cat index.log ${ms(index.ms)}   peak memory ${(figures.peakKb / 1024).toFixed(1)} MiB`,
       });
     }
     rmSync(state, { recursive: true, force: true });
@@ -481,9 +526,10 @@ async function main() {
   try {
     say(`yonder benchmarks — ${new Date().toISOString()} — repeats ${REPEATS} (medians)`);
     const sshConfig = services();
-    const cases = (env.YONDER_BENCH_CASES ?? 'start,ledger,submit,poll,logs').split(',');
+    const cases = (env.YONDER_BENCH_CASES ?? 'start,ledger,history,submit,poll,logs').split(',');
     if (cases.includes('start')) startCase();
     if (cases.includes('ledger')) ledgerCase();
+    if (cases.includes('history')) historyCase();
     if (cases.includes('submit')) await submitCase(sshConfig);
     if (cases.includes('poll')) await pollCase(sshConfig);
     if (cases.includes('logs')) await logsCase(sshConfig);

@@ -12,14 +12,10 @@ export {
 export * from './errors/index.js';
 export type { JsonObject, JsonValue } from './json/json-value.js';
 export {
-  type ForgetOptions,
-  type ForgetResult,
   JobManager,
   type JobManagerOptions,
   type ListOptions,
-  type PruneOptions,
   type RefreshOptions,
-  type SubmitOptions,
   type WaitOptions,
 } from './manager/job-manager.js';
 export type { JobEvent, JobWatch, WatchJobsOptions } from './manager/watch-jobs.js';

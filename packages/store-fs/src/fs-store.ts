@@ -234,11 +234,14 @@ export class FsStore implements StoreV1 {
     }
   }
 
-  private readJob(id: string): JobRecord | undefined {
+  /** A job's record; `shards` remembers the shard checks of one listing (one check per shard). */
+  private readJob(id: string, shards?: Map<string, boolean>): JobRecord | undefined {
     const path = this.jobPath(id);
     let text: string | undefined;
     try {
-      if (!this.shard(id, false)) return undefined;
+      const present = shards?.get(id.slice(0, 2)) ?? this.shard(id, false);
+      shards?.set(id.slice(0, 2), present);
+      if (!present) return undefined;
       text = readPrivateFile(path, MAX_RECORD_BYTES);
     } catch (error) {
       throw storeError('read', path, error);
@@ -379,9 +382,10 @@ export class FsStore implements StoreV1 {
   private collect(ids: Iterable<string>): ListJobsResultV1 {
     const jobs: JobRecord[] = [];
     const problems: StoreProblemV1[] = [];
+    const shards = new Map<string, boolean>();
     for (const id of ids) {
       try {
-        const job = this.readJob(id);
+        const job = this.readJob(id, shards);
         if (job) jobs.push(job);
       } catch (error) {
         problems.push({

@@ -66,7 +66,7 @@ function parse(path: string, text: string): unknown {
  */
 export function parseJobText(path: string, text: string, id: string): JobRecord {
   const value = parse(path, text);
-  const issues = validateJobRecord(value);
+  const issues = validateJobRecord(value, { plainDataChecked: true });
   if (issues.length > 0)
     throw new CorruptRecordError(path, `not a valid job record: ${describeIssues(issues)}`);
   const job = value as JobRecord;

@@ -27,7 +27,7 @@ export {
   type Transition,
 } from './job.js';
 export type { PluginFactoryV1, PluginV1 } from './plugin/v1/plugin-v1.js';
-export type { Profile, ProfileDefaults, UnsupportedResourcesPolicy } from './profile.js';
+export type { Profile } from './profile.js';
 export type { StoreFactoryV1 } from './store/v1/store-factory-v1.js';
 export type {
   LeaseV1,

@@ -1,6 +1,9 @@
 /** How `rm` and `prune` report what they forgot: one line per job on stdout, what was left on a target on stderr, or one JSON document. */
-import type { ForgetResult } from '@yonder/core';
+import type { JobManager } from '@yonder/core';
 import { envelope, type Io } from '../../output.js';
+
+/** What became of one job `rm` or `prune` was asked to forget. */
+type ForgetResult = Awaited<ReturnType<JobManager['forget']>>[number];
 
 /** Print the results; the exit status is 1 when a job's files could not be removed. */
 export function printForgotten(io: Io, results: readonly ForgetResult[], json: boolean): number {
