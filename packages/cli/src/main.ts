@@ -30,6 +30,7 @@ Usage:
   yonder profile edit NAME [the flags of add]     (no flags: opens $EDITOR; validated before saving)
   yonder profile list | show NAME | remove NAME | check NAME | schema
   yonder help COMMAND                              the command's own help
+  yonder completion bash|zsh|fish                  a completion script for the shell
   yonder plugins [--json]
   yonder ui [--port N] [--no-open]                 (needs @yonder/ui)
 
@@ -41,7 +42,7 @@ Exit status: 0 success; 1 failure; 2 usage error; wait: the job's exit code when
 130 after Ctrl-C (logs --follow); 141 when stdout was closed early (yonder list | head -1), quietly.
 `;
 
-const COMMANDS: Record<string, () => Promise<{ run: Command }>> = {
+export const COMMANDS: Record<string, () => Promise<{ run: Command }>> = {
   submit: () => import('./commands/submit/index.js'),
   list: () => import('./commands/list/index.js'),
   ls: () => import('./commands/list/index.js'),
@@ -53,14 +54,20 @@ const COMMANDS: Record<string, () => Promise<{ run: Command }>> = {
   rm: () => import('./commands/rm/index.js'),
   remove: () => import('./commands/rm/index.js'),
   prune: () => import('./commands/prune/index.js'),
+  completion: () => import('./commands/completion/index.js'),
+  // What completion scripts ask for while completing (profile names, job ids).
+  __complete: async () => ({ run: (await import('./commands/completion/index.js')).complete }),
   profile: () => import('./commands/profile/index.js'),
   plugins: () => import('./commands/plugins/index.js'),
   ui: () => import('./commands/ui/index.js'),
 };
 
+/** The commands people type (not the completion scripts' helper). */
+const PUBLIC = Object.keys(COMMANDS).filter((name) => !name.startsWith('_'));
+
 /** " Did you mean submit?" for a mistyped command, or nothing. */
 function suggestion(name: string): string {
-  const guess = closest(name, Object.keys(COMMANDS));
+  const guess = closest(name, PUBLIC);
   return guess ? ` Did you mean "${guess}"?` : '';
 }
 
@@ -80,7 +87,7 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
   if (name === 'help' && rest[0] !== undefined) {
     if (COMMANDS[rest[0]]) return main([rest[0], '--help'], io);
     io.stderr(
-      `yonder: no help on "${rest[0]}".${suggestion(rest[0])} Topics: ${Object.keys(COMMANDS).join(', ')}.\n`,
+      `yonder: no help on "${rest[0]}".${suggestion(rest[0])} Topics: ${PUBLIC.join(', ')}.\n`,
     );
     return 2;
   }
@@ -101,7 +108,7 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
     const load = COMMANDS[name];
     if (!load)
       throw new UsageError(
-        `Unknown command "${name}".${suggestion(name)} Commands: ${Object.keys(COMMANDS).join(', ')}.`,
+        `Unknown command "${name}".${suggestion(name)} Commands: ${PUBLIC.join(', ')}.`,
       );
     const { run } = await load();
     const code = await run(rest, context);
