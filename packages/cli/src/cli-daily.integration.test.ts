@@ -2,7 +2,15 @@
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { hostileWords, requireCliBuild, runCli, runCliJson } from '@yonder/test-helpers';
+import {
+  collectProcess,
+  hostileWords,
+  requireCliBuild,
+  runCli,
+  runCliJson,
+  spawnCli,
+  until,
+} from '@yonder/test-helpers';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
 let state: string;
@@ -145,6 +153,37 @@ describe('for scripts', () => {
     expect(fresh.spec.env).toEqual({ K: 'v w' });
     expect(fresh.spec.settingsSha256).toBe(old.spec.settingsSha256);
   }, 120_000);
+});
+
+describe('list --watch', () => {
+  it('follows the listed jobs as NDJSON until every one has ended; Ctrl-C ends it with 130', async () => {
+    const id = (
+      await yonder(['submit', '--name', 'w;$(x)', '--', 'sh', '-c', 'sleep 2'])
+    ).stdout.trim();
+    const watched = await yonder(['list', '--watch', '--json']);
+    expect(watched.code, watched.stderr).toBe(0);
+    const events = watched.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    expect(events[0]).toMatchObject({ type: 'listed', job: { id, name: 'w;$(x)' } });
+    expect(events.at(-1)).toMatchObject({ type: 'state-changed', job: { id, state: 'succeeded' } });
+    // Without a terminal: one line per change; nothing left to follow: it ends at once.
+    expect((await yonder(['list', '--watch'])).stdout).toBe(`${id} succeeded\n`);
+    const long = (await yonder(['submit', '--', 'sleep', '300'])).stdout.trim();
+    const child = spawnCli(['list', '--watch'], { state, cwd: work });
+    const ended = collectProcess(child);
+    let seen = '';
+    child.stdout?.on('data', (chunk) => {
+      seen += chunk;
+    });
+    await until(() => seen.includes(long), 30_000, 'the watch to list the job');
+    child.kill('SIGINT');
+    const result = await ended;
+    expect(result.code).toBe(130);
+    expect(result.stdout).toContain(`${long} running`);
+    await yonder(['cancel', long]);
+  }, 90_000);
 });
 
 describe('profile defaults', () => {

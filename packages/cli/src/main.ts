@@ -16,7 +16,7 @@ Usage:
                 [--account A] [--qos Q] [--scheduler-option ARG]... [--cwd DIR] [--json] -- COMMAND [ARG...]
   yonder submit --batch FILE|- [--profile P] [--json]   (JSON lines, one job each; one id per line out)
   yonder resubmit JOB [--profile P] [--json]
-  yonder list [--all] [--state S] [--profile P] [--no-refresh] [--json | --format T | -q]   (alias: ls)
+  yonder list [--all] [--state S] [--profile P] [--no-refresh] [--watch] [--json | --format T | -q]   (alias: ls)
   yonder status JOB... [--no-refresh] [--json | --format TEMPLATE | -q]
   yonder wait JOB... [--timeout SECONDS] [--give-up-after DURATION] [--json]
   yonder logs JOB [-n N | -c N | --all] [-f] [--json]

@@ -13,6 +13,8 @@ export interface Io {
   closed?: AbortSignal;
   /** Colour only on a terminal, never with NO_COLOR. */
   color: boolean;
+  /** Whether stdout is a terminal (a live view redraws in place only there). */
+  terminal?: boolean;
   env: NodeJS.ProcessEnv;
   cwd: string;
 }
@@ -24,6 +26,7 @@ export function defaultIo(): Io {
     stderr: (text) => process.stderr.write(text),
     write: (data) => stdout.write(data),
     closed: stdout.closed,
+    terminal: Boolean(process.stdout.isTTY),
     color:
       Boolean(process.stdout.isTTY) && !('NO_COLOR' in process.env) && process.env.TERM !== 'dumb',
     env: process.env,

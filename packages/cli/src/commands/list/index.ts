@@ -5,6 +5,7 @@ import type { Command } from '../../command.js';
 import { checkFormat, formatJob } from '../../format-job.js';
 import { envelope, jobJson, jobTable, warnUnreachable } from '../../output.js';
 import { UsageError } from '../../usage-error.js';
+import { watchList } from './list-watch.js';
 
 const HELP = `Usage: yonder list [--all] [--state S] [--profile P] [--no-refresh] [--json | --format TEMPLATE | -q]
 
@@ -17,9 +18,13 @@ List active jobs and the 20 most recent ones, newest first, after one batched re
   --json         print the jobs as JSON
   --format TEMPLATE   one line per job: {field} placeholders over the JSON record, e.g. '{id} {state}'
   -q, --quiet    the ids only, one per line
+  -w, --watch    follow the listed jobs (and those submitted meanwhile) until every one has ended
+                 or Ctrl-C: a table redrawn in place on a terminal, one "ID STATE" line per change
+                 otherwise, NDJSON events ({"type","job"}) with --json
 `;
 
-export const run: Command = async (argv, { io, runtime }) => {
+export const run: Command = async (argv, context) => {
+  const { io, runtime } = context;
   const { values, positionals } = parse(
     argv,
     {
@@ -30,6 +35,7 @@ export const run: Command = async (argv, { io, runtime }) => {
       json: { type: 'boolean' },
       format: { type: 'string' },
       quiet: { type: 'boolean', short: 'q' },
+      watch: { type: 'boolean', short: 'w' },
     },
     'list',
   );
@@ -50,12 +56,14 @@ export const run: Command = async (argv, { io, runtime }) => {
     });
   const format = values.format === undefined ? undefined : String(values.format);
   if (format !== undefined) checkFormat(format);
-  const { jobs, problems } = await runtime().manager.list({
+  const options = {
     all: Boolean(values.all),
     refresh: !values['no-refresh'],
     ...(states ? { states } : {}),
     ...(values.profile ? { profile: String(values.profile) } : {}),
-  });
+  };
+  if (values.watch) return watchList(context, options, Boolean(values.json), io.terminal ?? false);
+  const { jobs, problems } = await runtime().manager.list(options);
   for (const problem of problems) io.stderr(`yonder: warning: ${problem.message}\n`);
   warnUnreachable(io, runtime().manager.failingTargets(jobs));
   if (format !== undefined) io.stdout(jobs.map((job) => formatJob(format, job, io.color)).join(''));
