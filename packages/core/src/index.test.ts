@@ -42,7 +42,6 @@ const ROOT = {
     'BackendJobV1',
     'BackendV1',
     'CancelOutcomeV1',
-    'CleanupOutcomeV1',
     'FailureKind',
     'FoundObservationV1',
     'JobRecord',

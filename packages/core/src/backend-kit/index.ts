@@ -37,6 +37,7 @@ export {
   parseExitCodes,
   withoutField,
 } from '../remote/remote-scripts.js';
+export type { CleanupOutcomeV1 } from '../spec/backend/v1/backend-v1.js';
 export {
   type JobDirectoryEntry,
   REMOVE_JOB_DIRECTORIES_SCRIPT,

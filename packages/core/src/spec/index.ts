@@ -5,7 +5,6 @@ export type {
   BackendJobV1,
   BackendV1,
   CancelOutcomeV1,
-  CleanupOutcomeV1,
   FoundObservationV1,
   LogChunkV1,
   ObservationV1,
