@@ -140,6 +140,22 @@ export function jobDetails(io: Io, job: JobRecord): string {
   add('Failure', job.failureKind);
   add('External id', job.externalId);
   add('Command', job.spec.argv.map((word) => JSON.stringify(word)).join(' '));
+  add('Cwd', job.spec.cwd);
+  // Names only: values may be long, and the ledger's `--json` has them.
+  add('Env', Object.keys(job.spec.env ?? {}).join(' '));
+  add('Secrets', (job.spec.secretNames ?? []).join(' '));
+  add(
+    'Resources',
+    Object.entries(job.spec.resources ?? {})
+      .map(([key, value]) => `${key}=${value}`)
+      .join(' '),
+  );
+  add(
+    'Sched. opts',
+    (job.spec.schedulerOptions ?? []).map((word) => JSON.stringify(word)).join(' '),
+  );
+  add('Job dir', typeof job.data?.jobDir === 'string' ? job.data.jobDir : null);
+  add('Log', typeof job.data?.log === 'string' ? job.data.log : null);
   add('Created', job.createdAt);
   add('Started', job.startedAt);
   add('Finished', job.finishedAt);
