@@ -37,6 +37,12 @@ async function output(id: string): Promise<string> {
 }
 
 describe('for scripts', () => {
+  it('list --profile of a profile that does not exist says so', async () => {
+    const none = await yonder(['list', '--profile', 'nope']);
+    expect(none.code).toBe(0);
+    expect(none.stderr).toContain('No profile named "nope"');
+  }, 30_000);
+
   it('status --json is an array for one job as for two', async () => {
     const a = (await yonder(['submit', '--', 'true'])).stdout.trim();
     const b = (await yonder(['submit', '--', 'true'])).stdout.trim();

@@ -66,6 +66,11 @@ export const run: Command = async (argv, context) => {
   const { jobs, problems } = await runtime().manager.list(options);
   for (const problem of problems) io.stderr(`yonder: warning: ${problem.message}\n`);
   warnUnreachable(io, runtime().manager.failingTargets(jobs));
+  // `--profile nope` lists nothing; say whether that is because there is no such profile.
+  if (options.profile && jobs.length === 0)
+    await runtime()
+      .manager.profile(options.profile)
+      .catch((error: Error) => io.stderr(`yonder: warning: ${error.message}\n`));
   if (format !== undefined) io.stdout(jobs.map((job) => formatJob(format, job, io.color)).join(''));
   else if (values.quiet) io.stdout(jobs.map((job) => `${job.id}\n`).join(''));
   else if (values.json) io.stdout(envelope(jobs.map(jobJson)));
