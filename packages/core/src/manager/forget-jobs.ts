@@ -1,4 +1,5 @@
 /** Forgetting jobs (`rm`, `prune`): an active one only when forced (cancelled first), each job's directory removed on its target through its backend (one command per target), then its record. */
+import { getErrorMessage } from '../errors/get-error-message.js';
 import { toYonderError, YonderError } from '../errors/yonder-error.js';
 import type { CleanupOutcomeV1 } from '../spec/backend/v1/backend-v1.js';
 import type { JobRecord, JobState } from '../spec/job.js';
@@ -61,30 +62,48 @@ export async function forgetJobs(
   if (options.dryRun)
     return jobs.map((job) => ({ id: job.id, state: job.state, removed: false, files: 'dry-run' }));
   let current = [...jobs];
+  // Why a forced job was forgotten before it ended (its target never answered the cancel).
+  let cancelFailure: string | undefined;
   if (active.length > 0) {
-    // A target that cannot be reached must not keep the job: the cancel is tried, not awaited forever.
-    await requestCancel(context, active).catch(() => undefined);
-    const ended = await waitForCancelled(
-      context,
-      active.map((job) => job.id),
-      options.cancelWaitMs ?? 10_000,
-    ).catch(() => [] as JobRecord[]);
-    const byId = new Map(ended.map((job) => [job.id, job]));
-    current = current.map((job) => byId.get(job.id) ?? job);
+    // A target that cannot be reached must not keep the job: the cancel is tried, not awaited
+    // forever, and what went wrong is said in the job's result.
+    try {
+      await requestCancel(context, active);
+      const ended = await waitForCancelled(
+        context,
+        active.map((job) => job.id),
+        options.cancelWaitMs ?? 10_000,
+      );
+      const byId = new Map(ended.map((job) => [job.id, job]));
+      current = current.map((job) => byId.get(job.id) ?? job);
+    } catch (error) {
+      cancelFailure = `the cancel failed: ${getErrorMessage(error)}`;
+    }
   }
-  const files = await cleanupFiles(context, current);
+  // Files of a job that has not ended are its own still: only ended jobs are cleaned up.
+  const files = await cleanupFiles(
+    context,
+    current.filter((job) => isTerminal(job.state)),
+  );
+  for (const job of current)
+    if (!isTerminal(job.state))
+      files.set(job.id, { kind: 'kept', reason: 'the job had not ended, so its files are left' });
   const results: ForgetResult[] = [];
   for (const job of current) {
     const outcome = files.get(job.id) ?? { kind: 'unsupported' as const };
     const removed = await store.removeJob(job.id);
+    const unended = isTerminal(job.state)
+      ? undefined
+      : `forgotten while ${job.state}: ${cancelFailure ?? job.error?.message ?? 'it had not ended after the cancel'}`;
     const message =
-      outcome.kind === 'kept'
+      unended ??
+      (outcome.kind === 'kept'
         ? outcome.reason
         : outcome.kind === 'failed'
           ? outcome.error.message
           : outcome.kind === 'unsupported'
             ? `the ${job.backend} backend does not remove job files`
-            : undefined;
+            : undefined);
     results.push({
       id: job.id,
       state: job.state,
