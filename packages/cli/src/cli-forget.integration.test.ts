@@ -115,7 +115,7 @@ describe('prune', () => {
 });
 
 describe('a target that cannot be polled', () => {
-  it('is warned about once per target; wait --give-up-after ends with 69; rm --force removes the job', async () => {
+  it('is warned about once per target; wait --give-up-after ends with 69; rm --force forgets the job', async () => {
     // A path without spaces: a command template splits on them.
     const broken = join(state, '..', `${state.split('/').pop()}-broken-status`);
     writeFileSync(broken, '#!/bin/sh\necho "status: the queue is down" >&2\nexit 1\n');
