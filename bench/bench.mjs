@@ -2,22 +2,15 @@
 // same run, and their ratio; results also go to bench-results/results.json.
 // Run with `pnpm bench` (as root: it starts the Slurm test cluster and the sshd test hosts).
 import { execFileSync, spawnSync } from 'node:child_process';
-import {
-  chmodSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createSlurmBackend } from '../packages/backend-slurm/dist/index.js';
 import { createSshTransport } from '../packages/backend-ssh/dist/index.js';
-import { sampleJob } from '../packages/core/dist/conformance/index.js';
 import { createRegistry, JobManager } from '../packages/core/dist/index.js';
 import { createFsStore } from '../packages/store-fs/dist/index.js';
+import { historyCase } from './history-case.mjs';
+import { ledger } from './ledger.mjs';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 const BIN = join(ROOT, 'packages/cli/dist/bin.js');
@@ -25,6 +18,7 @@ const { env } = process;
 const REPEATS = Number(env.YONDER_BENCH_REPEATS ?? 5);
 const SIZES = (env.YONDER_BENCH_SIZES ?? '1,10,100,1000').split(',').map(Number);
 const LEDGER_SIZES = (env.YONDER_BENCH_LEDGER ?? '0,10000,100000').split(',').map(Number);
+const HISTORY_SIZES = (env.YONDER_BENCH_HISTORY ?? '100000').split(',').map(Number);
 const LOCK = '/tmp/yonder-bench.lock';
 const results = [];
 
@@ -286,30 +280,6 @@ async function submitCase(sshConfig) {
   await manager.close();
 }
 
-/** A ledger with `count` finished jobs, written in the file store's layout directly. */
-function ledger(count) {
-  const state = mkdtempSync(join(tmpdir(), `yonder-ledger-${count}-`));
-  mkdirSync(join(state, 'jobs'), { recursive: true });
-  mkdirSync(join(state, 'active'));
-  let index = '';
-  for (let n = 0; n < count; n += 1) {
-    // Spread over the 256 shards as real (random) ids are, and unique.
-    const id = `${((n * 2654435761) >>> 0).toString(16).padStart(8, '0')}${n.toString(16).padStart(8, '0')}`;
-    const job = sampleJob({
-      id,
-      state: 'succeeded',
-      exitCode: 0,
-      createdAt: new Date(Date.UTC(2026, 0, 1) + n * 1000).toISOString(),
-    });
-    const shard = join(state, 'jobs', id.slice(0, 2));
-    if (!existsSync(shard)) mkdirSync(shard);
-    writeFileSync(join(shard, `${id}.json`), `${JSON.stringify(job)}\n`);
-    index += `\n${job.createdAt}\t${id}\n`;
-  }
-  writeFileSync(join(state, 'index.log'), index);
-  return state;
-}
-
 /** Median wall time and peak RSS of a CLI command. */
 function measure(args, env, repeats = REPEATS) {
   const times = [];
@@ -347,50 +317,6 @@ function ledgerCase() {
         baselineMs: base[name].ms,
         peakKb: figures.peakKb,
         extra: `peak memory ${(figures.peakKb / 1024).toFixed(1)} MiB`,
-      });
-    }
-    rmSync(state, { recursive: true, force: true });
-  }
-}
-
-const HISTORY_SIZES = (env.YONDER_BENCH_HISTORY ?? '100000').split(',').map(Number);
-
-/**
- * History at scale: `yonder list --all` (the table, and `--json`) of a ledger of N finished
- * jobs, beside `cat` of its index (the least any listing reads) and `cat` of every record
- * (what reading every job costs before any parsing), with yonder's peak RSS.
- */
-function historyCase() {
-  say('\nHistory: list --all of N finished jobs, against cat of the index and of every record');
-  for (const size of HISTORY_SIZES) {
-    const state = ledger(size);
-    const env = { YONDER_STATE_DIR: state, YONDER_CONFIG: '', XDG_CONFIG_HOME: state };
-    const rss = join(state, 'rss');
-    const repeat = (script, withRss) => {
-      const runs = [];
-      for (let n = 0; n < REPEATS; n += 1) runs.push(pipeline(script, env, withRss ? rss : ''));
-      return {
-        ms: median(runs.map((run) => run.ms)),
-        peakKb: Math.max(...runs.map((run) => run.peakKb)),
-      };
-    };
-    const index = repeat(`cat ${state}/index.log > /dev/null`, false);
-    const records = repeat(
-      `find ${state}/jobs -name '*.json' -print0 | xargs -0 cat > /dev/null`,
-      false,
-    );
-    for (const flags of ['', ' --json']) {
-      const figures = repeat(
-        `/usr/bin/time -f %M -o ${rss} node ${BIN} list --all --no-refresh${flags} > /dev/null`,
-        true,
-      );
-      record({
-        case: `list --all${flags}, ${size} jobs`,
-        yonderMs: figures.ms,
-        baselineName: 'cat every record',
-        baselineMs: records.ms,
-        peakKb: figures.peakKb,
-        extra: `cat index.log ${ms(index.ms)}   peak memory ${(figures.peakKb / 1024).toFixed(1)} MiB`,
       });
     }
     rmSync(state, { recursive: true, force: true });
@@ -529,7 +455,17 @@ async function main() {
     const cases = (env.YONDER_BENCH_CASES ?? 'start,ledger,history,submit,poll,logs').split(',');
     if (cases.includes('start')) startCase();
     if (cases.includes('ledger')) ledgerCase();
-    if (cases.includes('history')) historyCase();
+    if (cases.includes('history'))
+      historyCase({
+        bin: BIN,
+        repeats: REPEATS,
+        median,
+        ms,
+        pipeline,
+        record,
+        say,
+        sizes: HISTORY_SIZES,
+      });
     if (cases.includes('submit')) await submitCase(sshConfig);
     if (cases.includes('poll')) await pollCase(sshConfig);
     if (cases.includes('logs')) await logsCase(sshConfig);

@@ -1,3 +1,4 @@
+/** `yonder list`: active and recent jobs (or all), refreshed first, as a table, JSON, a template or ids; `--watch` follows them. */
 import type { JobState } from '@yonder/core';
 import { isJobState } from '@yonder/core/backend-kit';
 import { parse } from '../../args.js';

@@ -1,3 +1,4 @@
+/** `yonder profile`: add, edit, list, show, remove, check and schema of the profiles in the ledger. */
 import type { Profile } from '@yonder/core';
 import { YonderError } from '@yonder/core';
 import { normaliseProfile } from '@yonder/core/backend-kit';

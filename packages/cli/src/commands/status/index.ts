@@ -1,3 +1,4 @@
+/** `yonder status`: jobs in full, refreshed first, as details, JSON (an array), a template or ids. */
 import { parse } from '../../args.js';
 import type { Command } from '../../command.js';
 import { checkFormat, formatJob } from '../../format-job.js';

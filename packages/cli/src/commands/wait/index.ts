@@ -1,3 +1,4 @@
+/** `yonder wait`: refresh until the jobs have ended, saying which targets cannot be polled; the exit status is the outcome. */
 import { durationOption, numberOption, parse } from '../../args.js';
 import type { Command } from '../../command.js';
 import { envelope, jobJson, paintState } from '../../output.js';
