@@ -2,22 +2,15 @@
 // same run, and their ratio; results also go to bench-results/results.json.
 // Run with `pnpm bench` (as root: it starts the Slurm test cluster and the sshd test hosts).
 import { execFileSync, spawnSync } from 'node:child_process';
-import {
-  chmodSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createSlurmBackend } from '../packages/backend-slurm/dist/index.js';
 import { createSshTransport } from '../packages/backend-ssh/dist/index.js';
-import { sampleJob } from '../packages/core/dist/conformance/index.js';
 import { createRegistry, JobManager } from '../packages/core/dist/index.js';
 import { createFsStore } from '../packages/store-fs/dist/index.js';
+import { historyCase } from './history-case.mjs';
+import { ledger } from './ledger.mjs';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 const BIN = join(ROOT, 'packages/cli/dist/bin.js');
@@ -25,6 +18,7 @@ const { env } = process;
 const REPEATS = Number(env.YONDER_BENCH_REPEATS ?? 5);
 const SIZES = (env.YONDER_BENCH_SIZES ?? '1,10,100,1000').split(',').map(Number);
 const LEDGER_SIZES = (env.YONDER_BENCH_LEDGER ?? '0,10000,100000').split(',').map(Number);
+const HISTORY_SIZES = (env.YONDER_BENCH_HISTORY ?? '100000').split(',').map(Number);
 const LOCK = '/tmp/yonder-bench.lock';
 const results = [];
 
@@ -286,29 +280,6 @@ async function submitCase(sshConfig) {
   await manager.close();
 }
 
-/** A ledger with `count` finished jobs, written in the file store's layout directly. */
-function ledger(count) {
-  const state = mkdtempSync(join(tmpdir(), `yonder-ledger-${count}-`));
-  mkdirSync(join(state, 'jobs'), { recursive: true });
-  mkdirSync(join(state, 'active'));
-  let index = '';
-  for (let n = 0; n < count; n += 1) {
-    const id = n.toString(16).padStart(12, '0');
-    const job = sampleJob({
-      id,
-      state: 'succeeded',
-      exitCode: 0,
-      createdAt: new Date(Date.UTC(2026, 0, 1) + n * 1000).toISOString(),
-    });
-    const shard = join(state, 'jobs', id.slice(0, 2));
-    if (!existsSync(shard)) mkdirSync(shard);
-    writeFileSync(join(shard, `${id}.json`), `${JSON.stringify(job)}\n`);
-    index += `\n${job.createdAt}\t${id}\n`;
-  }
-  writeFileSync(join(state, 'index.log'), index);
-  return state;
-}
-
 /** Median wall time and peak RSS of a CLI command. */
 function measure(args, env, repeats = REPEATS) {
   const times = [];
@@ -481,9 +452,20 @@ async function main() {
   try {
     say(`yonder benchmarks — ${new Date().toISOString()} — repeats ${REPEATS} (medians)`);
     const sshConfig = services();
-    const cases = (env.YONDER_BENCH_CASES ?? 'start,ledger,submit,poll,logs').split(',');
+    const cases = (env.YONDER_BENCH_CASES ?? 'start,ledger,history,submit,poll,logs').split(',');
     if (cases.includes('start')) startCase();
     if (cases.includes('ledger')) ledgerCase();
+    if (cases.includes('history'))
+      historyCase({
+        bin: BIN,
+        repeats: REPEATS,
+        median,
+        ms,
+        pipeline,
+        record,
+        say,
+        sizes: HISTORY_SIZES,
+      });
     if (cases.includes('submit')) await submitCase(sshConfig);
     if (cases.includes('poll')) await pollCase(sshConfig);
     if (cases.includes('logs')) await logsCase(sshConfig);

@@ -17,6 +17,7 @@ import {
   checkTemplate,
   outputBytes,
   readRemoteLog,
+  removeJobDirectories,
   sliceLog,
 } from '@yonder/core/backend-kit';
 import { type CommandOptions, CommandOptionsSchema, PLACEHOLDERS } from './command-options.js';
@@ -233,6 +234,14 @@ export function createCommandBackend(): BackendV1<CommandOptions> {
       // The command prints the whole log: the part asked for is cut from its bytes.
       return sliceLog(outputBytes(context.transport, result, 'the logs command'), readOptions);
     },
+
+    // The job directory yonder made (script, log, settings) goes when the job is forgotten;
+    // what the scheduler itself keeps is its own.
+    cleanup: (jobs, context) =>
+      removeJobDirectories(
+        context.transport,
+        jobs.map((job) => ({ id: job.id, jobDir: String(job.data.jobDir ?? '') })),
+      ),
   };
   return backend;
 }

@@ -1,6 +1,6 @@
 /** The Slurm backend's factory: its capabilities and profile checks, with submit, recover, poll and cancel from their own files. */
 import { type BackendV1, type LogChunkV1, type ValidationIssue, YonderError } from '@yonder/core';
-import { checkAbsolutePath, readRemoteLog } from '@yonder/core/backend-kit';
+import { checkAbsolutePath, readRemoteLog, removeJobDirectories } from '@yonder/core/backend-kit';
 import { slurmCancel } from './slurm-cancel.js';
 import { type SlurmOptions, SlurmOptionsSchema } from './slurm-options.js';
 import { slurmPoll } from './slurm-poll.js';
@@ -97,6 +97,13 @@ export function createSlurmBackend(settings: SlurmBackendSettings = {}): Backend
     poll: (jobs, context) => slurmPoll(jobs, context),
 
     cancel: (jobs, context) => slurmCancel(jobs, context),
+
+    // The job directory (its script, log and exit-code file) goes when the job is forgotten.
+    cleanup: (jobs, context) =>
+      removeJobDirectories(
+        context.transport,
+        jobs.map((job) => ({ id: job.id, jobDir: String(job.data.jobDir ?? '') })),
+      ),
 
     readLog: (job, readOptions, context): Promise<LogChunkV1> =>
       readRemoteLog(context.transport, String(job.data.log ?? ''), readOptions),

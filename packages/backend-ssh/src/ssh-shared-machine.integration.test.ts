@@ -240,7 +240,7 @@ describe('the wrapper and the signals, on the target', () => {
       for (const pid of markedProcesses(job.id)) process.kill(pid, 'SIGKILL');
     });
     await until(
-      async () => (await run(['status', job.id])).doc.result.nativeState === 'stopped',
+      async () => (await run(['status', job.id])).doc.result[0].nativeState === 'stopped',
       15_000,
       'the stopped wrapper to be seen',
     );

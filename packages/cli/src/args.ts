@@ -34,7 +34,7 @@ function joinVerbatim(head: readonly string[], options: Options): string[] {
 }
 
 /** The closest known option to a mistyped one (at most two edits away), for "did you mean". */
-function closest(word: string, names: readonly string[]): string | undefined {
+export function closest(word: string, names: readonly string[]): string | undefined {
   const distance = (a: string, b: string): number => {
     const row = Array.from({ length: b.length + 1 }, (_, j) => j);
     for (let i = 1; i <= a.length; i += 1) {
@@ -138,4 +138,18 @@ export function pairs(values: unknown, name: string): Record<string, string> {
     out[key] = item.slice(at + 1);
   }
   return out;
+}
+
+const DURATION_UNITS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86_400, w: 604_800 };
+
+/** A duration option (`90s`, `15m`, `12h`, `30d`, `2w`; a bare number is seconds) in milliseconds. */
+export function durationOption(value: unknown, name: string): number | undefined {
+  if (value === undefined) return undefined;
+  const text = String(value);
+  const match = /^(\d+(?:\.\d+)?)([smhdw]?)$/.exec(text);
+  if (!match)
+    throw new UsageError(
+      `--${name} must be a duration such as 90s, 15m, 12h, 30d or 2w (a bare number is seconds), got "${text}".`,
+    );
+  return Number(match[1]) * (DURATION_UNITS[match[2] || 's'] as number) * 1000;
 }

@@ -65,7 +65,7 @@ describe('yonder with a Slurm profile, as a new user would', () => {
     expect(wait.code, wait.stderr).toBe(2);
     expect((await yonder(['logs', id])).stdout).toBe('from slurm: $(not run)\n');
     const status = JSON.parse((await yonder(['status', id, '--json'])).stdout);
-    expect(status.result).toMatchObject({
+    expect(status.result[0]).toMatchObject({
       backend: 'slurm',
       state: 'failed',
       exitCode: 2,
@@ -120,6 +120,58 @@ describe('yonder with a Slurm profile, as a new user would', () => {
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain('options.export');
     expect(bad.stderr).toContain('options.nosuch');
+  }, 240_000);
+});
+
+describe('a Slurm profile’s defaults', () => {
+  it('reach sbatch unless the submit says otherwise; rm removes the job directory', async () => {
+    const add = await yonder([
+      'profile',
+      'add',
+      'hpc-defaults',
+      '--backend',
+      'slurm',
+      '--workdir',
+      join(work, 'default-jobs'),
+      '--set',
+      'partition=short',
+      // The test cluster's short partition allows a minute.
+      '--time',
+      '1',
+      '--scheduler-option',
+      '--nice=5',
+    ]);
+    expect(add.code, add.stderr).toBe(0);
+    const asked = 'squeue -h -j "$SLURM_JOB_ID" -o "%P %l %y"';
+    const run = async (flags: string[]): Promise<{ id: string; seen: string }> => {
+      const submit = await yonder([
+        'submit',
+        '--profile',
+        'hpc-defaults',
+        ...flags,
+        '--',
+        'sh',
+        '-c',
+        asked,
+      ]);
+      expect(submit.code, submit.stderr).toBe(0);
+      const id = submit.stdout.trim();
+      expect((await yonder(['wait', id, '--timeout', '120'])).code).toBe(0);
+      return { id, seen: (await yonder(['logs', id])).stdout.trim() };
+    };
+    expect((await run([])).seen).toBe('short 1:00 5');
+    // The submit's own values win, field by field; its scheduler options come after the profile's.
+    const own = await run(['--partition', 'debug', '--time', '3', '--scheduler-option=--nice=9']);
+    expect(own.seen).toBe('debug 3:00 9');
+    const [job] = JSON.parse((await yonder(['status', own.id, '--json'])).stdout).result;
+    expect(job.spec).toMatchObject({
+      resources: { partition: 'debug', time: '3' },
+      schedulerOptions: ['--nice=5', '--nice=9'],
+    });
+    expect(existsSync(job.data.jobDir)).toBe(true);
+    const rm = await yonder(['rm', own.id]);
+    expect(rm.code, rm.stderr).toBe(0);
+    expect(existsSync(job.data.jobDir)).toBe(false);
   }, 240_000);
 });
 

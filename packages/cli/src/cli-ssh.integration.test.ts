@@ -65,7 +65,7 @@ describe('yonder with an SSH workstation profile whose host is a Host alias', ()
     expect(cancel.stdout).toContain(`${long} cancelled`);
     // The host is this machine: the job's processes there are gone, not only its record.
     const status = JSON.parse((await yonder(['status', long, '--json'])).stdout);
-    await untilJobGone(status.result.data.pid);
+    await untilJobGone(status.result[0].data.pid);
 
     const unknown = await addProfile('stranger', 'target-unknown');
     expect(unknown.code).toBe(0);

@@ -121,9 +121,9 @@ describe('yonder CLI', () => {
       'error',
       'history',
     ]) {
-      expect(status.doc.result).toHaveProperty(key);
+      expect(status.doc.result[0]).toHaveProperty(key);
     }
-    expect(status.doc.result).toMatchObject({
+    expect(status.doc.result[0]).toMatchObject({
       id,
       name: 'demo',
       profile: 'local',

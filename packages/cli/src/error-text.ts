@@ -1,5 +1,10 @@
 /** How the CLI words an error for people: the library's message, and the CLI's own hints beside it (the command to run, the flag that sets a field), which no library message carries. */
-import { ValidationError, type ValidationIssue, type YonderError } from '@yonder/core';
+import {
+  CorruptRecordError,
+  ValidationError,
+  type ValidationIssue,
+  type YonderError,
+} from '@yonder/core';
 
 /** The `yonder profile add` flag that sets each profile field whose issues it is worth naming. */
 const PROFILE_FLAGS: Readonly<Record<string, string>> = {
@@ -21,6 +26,8 @@ function hint(error: YonderError): string | undefined {
   const { data } = error;
   if (error.code === 'E_NO_SUCH_PROFILE' && typeof data.profile === 'string')
     return `Create one with: yonder profile add ${data.profile} --backend BACKEND`;
+  if (CorruptRecordError.isInstance(error) && /\/profiles\/[^/]+\.json$/.test(error.path))
+    return `Fix: correct that field in the file, or replace the profile (yonder profile add NAME --backend B --force), or forget it (yonder profile remove NAME).`;
   if (error.code === 'E_NO_SUCH_JOB' && typeof data.reference === 'string')
     return '"yonder list --all" shows every job.';
   return undefined;

@@ -4,7 +4,23 @@ import { escapeControlCharacters } from './format-table.js';
 import { jobJson } from './output.js';
 import { UsageError } from './usage-error.js';
 
-const PLACEHOLDER = /\{([A-Za-z][A-Za-z0-9]*(?:\.[A-Za-z0-9]+)*)\}/g;
+/** `{field}`, `{a.b}`, and `{field:from=to,…,*=other}` (a value mapped to another word). */
+const PLACEHOLDER = /\{([A-Za-z][A-Za-z0-9]*(?:\.[A-Za-z0-9]+)*)(?::([^{}]*))?\}/g;
+
+/** A placeholder's mapping, `succeeded=success,*=running`, as pairs; `*` is every other value. */
+function mapping(text: string | undefined, placeholder: string): Map<string, string> | null {
+  if (text === undefined) return null;
+  const pairs = new Map<string, string>();
+  for (const pair of text.split(',')) {
+    const at = pair.indexOf('=');
+    if (at <= 0)
+      throw new UsageError(
+        `--format: {${placeholder}} maps values as from=to pairs separated by commas (*=to for the rest), e.g. {state:succeeded=success,*=running}; "${pair}" is not one.`,
+      );
+    pairs.set(pair.slice(0, at), pair.slice(at + 1));
+  }
+  return pairs;
+}
 
 /** The fields a template may name: those of a job's JSON record (`yonder status ID --json`). */
 const FIELDS = [
@@ -38,6 +54,7 @@ const FIELDS = [
  */
 export function checkFormat(template: string): void {
   for (const match of template.matchAll(PLACEHOLDER)) {
+    mapping(match[2], match[0].slice(1, -1));
     const head = (match[1] as string).split('.')[0] as string;
     if (!(FIELDS as readonly string[]).includes(head))
       throw new UsageError(
@@ -48,7 +65,8 @@ export function checkFormat(template: string): void {
 
 /**
  * One job through a template, ending in a newline. Strings are printed as they are (null and a
- * missing field as an empty string), other values as JSON; `\n` and `\t` in the template are a
+ * missing field as an empty string), other values as JSON; `{field:from=to,…,*=other}` prints
+ * `to` for `from` (and `other` for any value not named); `\n` and `\t` in the template are a
  * newline and a tab. On a terminal, control characters in values are shown escaped.
  */
 export function formatJob(template: string, job: JobRecord, terminal: boolean): string {
@@ -56,7 +74,7 @@ export function formatJob(template: string, job: JobRecord, terminal: boolean): 
   const text = template
     .replace(/\\n/g, '\n')
     .replace(/\\t/g, '\t')
-    .replace(PLACEHOLDER, (_match, path: string) => {
+    .replace(PLACEHOLDER, (match, path: string, map: string | undefined) => {
       let value: unknown = record;
       for (const key of path.split('.')) {
         value =
@@ -70,7 +88,9 @@ export function formatJob(template: string, job: JobRecord, terminal: boolean): 
           : typeof value === 'string'
             ? value
             : JSON.stringify(value);
-      return terminal ? escapeControlCharacters(shown) : shown;
+      const pairs = mapping(map, match.slice(1, -1));
+      const mapped = pairs ? (pairs.get(shown) ?? pairs.get('*') ?? shown) : shown;
+      return terminal ? escapeControlCharacters(mapped) : mapped;
     });
   return text.endsWith('\n') ? text : `${text}\n`;
 }

@@ -1,4 +1,5 @@
 import { toYonderError, YonderError } from '@yonder/core';
+import { closest } from './args.js';
 import type { Command, CommandContext } from './command.js';
 import { errorText } from './error-text.js';
 import { escapeControlCharacters } from './format-table.js';
@@ -14,27 +15,35 @@ Usage:
   yonder submit [--profile P] [--name N] [--settings FILE] [--env K=V]... [--secret NAME]...
                 [--time T] [--cpus N] [--memory M] [--gpus N] [--nodes N] [--partition P]
                 [--account A] [--qos Q] [--scheduler-option ARG]... [--cwd DIR] [--json] -- COMMAND [ARG...]
-  yonder list [--all] [--state S] [--profile P] [--no-refresh] [--json]     (alias: ls)
-  yonder status JOB... [--no-refresh] [--json]
-  yonder wait JOB... [--timeout SECONDS] [--json]
+  yonder submit --batch FILE|- [--profile P] [--json]   (JSON lines, one job each; one id per line out)
+  yonder resubmit JOB [--profile P] [--json]
+  yonder list [--all] [--state S] [--profile P] [--no-refresh] [--watch] [--json | --format T | -q]   (alias: ls)
+  yonder status JOB... [--no-refresh] [--json | --format TEMPLATE | -q]
+  yonder wait JOB... [--timeout SECONDS] [--give-up-after DURATION] [--json]
   yonder logs JOB [-n N | -c N | --all] [-f] [--json]
-  yonder cancel JOB... [--json]
+  yonder cancel JOB... [--no-wait] [--json]
+  yonder rm JOB... [--force] [--json]
+  yonder prune [--older-than DURATION] [--state S]... [--dry-run] [--json]
   yonder profile add NAME --backend B [--host H] [--workdir D] [--local-root P --remote-root P]
                  [--pending-timeout S] [--poll-seconds S] [--cancel-grace S] [--set KEY=VALUE]...
                  [--transport T] [--transport-set KEY=VALUE]...
                  [--ssh-config FILE] [--accept-new-host-keys] [--max-channels N] [--force]
+  yonder profile edit NAME [the flags of add]     (no flags: opens $EDITOR; validated before saving)
   yonder profile list | show NAME | remove NAME | check NAME | schema
+  yonder help COMMAND                              the command's own help
+  yonder completion bash|zsh|fish                  a completion script for the shell
   yonder plugins [--json]
   yonder ui [--port N] [--no-open]                 (needs @yonder/ui)
 
 JOB is a job id or an unambiguous prefix of one. --profile defaults to $YONDER_PROFILE, else "local".
 The ledger lives in $YONDER_STATE_DIR, else $XDG_STATE_HOME/yonder, else ~/.local/state/yonder.
 
-Exit status: 0 success; 1 failure; 2 usage error; wait: the job's exit code when one job failed, 124 on timeout;
+Exit status: 0 success; 1 failure; 2 usage error; wait: the job's exit code when one job failed, 124 on timeout,
+69 when a target stayed unreachable for --give-up-after;
 130 after Ctrl-C (logs --follow); 141 when stdout was closed early (yonder list | head -1), quietly.
 `;
 
-const COMMANDS: Record<string, () => Promise<{ run: Command }>> = {
+export const COMMANDS: Record<string, () => Promise<{ run: Command }>> = {
   submit: () => import('./commands/submit/index.js'),
   list: () => import('./commands/list/index.js'),
   ls: () => import('./commands/list/index.js'),
@@ -42,10 +51,26 @@ const COMMANDS: Record<string, () => Promise<{ run: Command }>> = {
   wait: () => import('./commands/wait/index.js'),
   logs: () => import('./commands/logs/index.js'),
   cancel: () => import('./commands/cancel/index.js'),
+  resubmit: () => import('./commands/resubmit/index.js'),
+  rm: () => import('./commands/rm/index.js'),
+  remove: () => import('./commands/rm/index.js'),
+  prune: () => import('./commands/prune/index.js'),
+  completion: () => import('./commands/completion/index.js'),
+  // What completion scripts ask for while completing (profile names, job ids).
+  __complete: async () => ({ run: (await import('./commands/completion/index.js')).complete }),
   profile: () => import('./commands/profile/index.js'),
   plugins: () => import('./commands/plugins/index.js'),
   ui: () => import('./commands/ui/index.js'),
 };
+
+/** The commands people type (not the completion scripts' helper). */
+const PUBLIC = Object.keys(COMMANDS).filter((name) => !name.startsWith('_'));
+
+/** " Did you mean submit?" for a mistyped command, or nothing. */
+function suggestion(name: string): string {
+  const guess = closest(name, PUBLIC);
+  return guess ? ` Did you mean "${guess}"?` : '';
+}
 
 function wantsJson(argv: readonly string[]): boolean {
   const split = argv.indexOf('--');
@@ -58,6 +83,14 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
   if (name === '--version' || name === '-v' || name === 'version') {
     io.stdout(`${VERSION}\n`);
     return 0;
+  }
+  // `yonder help submit` is `yonder submit --help`.
+  if (name === 'help' && rest[0] !== undefined) {
+    if (COMMANDS[rest[0]]) return main([rest[0], '--help'], io);
+    io.stderr(
+      `yonder: no help on "${rest[0]}".${suggestion(rest[0])} Topics: ${PUBLIC.join(', ')}.\n`,
+    );
+    return 2;
   }
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
     (name === undefined ? io.stderr : io.stdout)(HELP);
@@ -76,7 +109,7 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
     const load = COMMANDS[name];
     if (!load)
       throw new UsageError(
-        `Unknown command "${name}". Commands: submit, list, status, wait, logs, cancel, profile, plugins, ui.`,
+        `Unknown command "${name}".${suggestion(name)} Commands: ${PUBLIC.join(', ')}.`,
       );
     const { run } = await load();
     const code = await run(rest, context);

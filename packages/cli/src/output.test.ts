@@ -105,6 +105,40 @@ describe('jobDetails', () => {
   });
 });
 
+describe('status in full', () => {
+  it('names the env and secrets (not their values), the cwd, resources, scheduler options, job dir and log', () => {
+    const record = {
+      ...job('cccccccccccc', 'full', 'hpc', 'running', null),
+      backend: 'slurm',
+      spec: {
+        argv: ['run'],
+        env: { A: 'value-one', B: 'value-two' },
+        secretNames: ['TOKEN'],
+        resources: { partition: 'debug', cpus: 2 },
+        schedulerOptions: ['--exclusive'],
+        cwd: '/work/a b',
+        settingsSha256: null,
+      },
+      data: { jobDir: '/scratch/jobs/cccccccccccc', log: '/scratch/jobs/cccccccccccc/job.log' },
+      cancel: null,
+      error: null,
+      history: [],
+    } as unknown as JobRecord;
+    const text = jobDetails(io(false), record);
+    for (const line of [
+      'Cwd:          /work/a b',
+      'Env:          A B',
+      'Secrets:      TOKEN',
+      'Resources:    partition=debug cpus=2',
+      'Sched. opts:  "--exclusive"',
+      'Job dir:      /scratch/jobs/cccccccccccc',
+      'Log:          /scratch/jobs/cccccccccccc/job.log',
+    ])
+      expect(text).toContain(`${line}\n`);
+    expect(text).not.toContain('value-');
+  });
+});
+
 describe('the job’s own times', () => {
   it('status shows when the job started and ended, and how long it ran', () => {
     const record = {
@@ -122,6 +156,7 @@ describe('the job’s own times', () => {
     expect(text).toContain('Started:      2030-01-01T00:00:00.500Z\n');
     expect(text).toContain('Finished:     2030-01-01T00:01:05.700Z\n');
     expect(text).toContain('Duration:     1m 05s\n');
+    expect(text).not.toContain('Env:');
     expect(formatDuration(850)).toBe('850ms');
     expect(formatDuration(12_340)).toBe('12.3s');
     expect(formatDuration(7_380_000)).toBe('2h 03m');

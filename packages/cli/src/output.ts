@@ -13,6 +13,8 @@ export interface Io {
   closed?: AbortSignal;
   /** Colour only on a terminal, never with NO_COLOR. */
   color: boolean;
+  /** Whether stdout is a terminal (a live view redraws in place only there). */
+  terminal?: boolean;
   env: NodeJS.ProcessEnv;
   cwd: string;
 }
@@ -24,6 +26,7 @@ export function defaultIo(): Io {
     stderr: (text) => process.stderr.write(text),
     write: (data) => stdout.write(data),
     closed: stdout.closed,
+    terminal: Boolean(process.stdout.isTTY),
     color:
       Boolean(process.stdout.isTTY) && !('NO_COLOR' in process.env) && process.env.TERM !== 'dumb',
     env: process.env,
@@ -43,6 +46,21 @@ const CODES: Record<JobState, number> = {
 
 export function paintState(io: Io, state: JobState): string {
   return io.color ? `\u001b[${CODES[state]}m${state}\u001b[0m` : state;
+}
+
+/** One warning per target whose jobs could not be polled (stderr): the target, its jobs, the error. */
+export function warnUnreachable(
+  io: Io,
+  targets: ReadonlyArray<{
+    target: string;
+    jobs: string[];
+    error: { code: string; message: string };
+  }>,
+): void {
+  for (const { target, jobs, error } of targets)
+    io.stderr(
+      `yonder: warning: cannot poll ${escapeControlCharacters(target)} (${jobs.length} job${jobs.length > 1 ? 's' : ''}): ${error.code}: ${escapeControlCharacters(error.message)}\n`,
+    );
 }
 
 /** The one JSON document a `--json` command prints. */
@@ -122,6 +140,22 @@ export function jobDetails(io: Io, job: JobRecord): string {
   add('Failure', job.failureKind);
   add('External id', job.externalId);
   add('Command', job.spec.argv.map((word) => JSON.stringify(word)).join(' '));
+  add('Cwd', job.spec.cwd);
+  // Names only: values may be long, and the ledger's `--json` has them.
+  add('Env', Object.keys(job.spec.env ?? {}).join(' '));
+  add('Secrets', (job.spec.secretNames ?? []).join(' '));
+  add(
+    'Resources',
+    Object.entries(job.spec.resources ?? {})
+      .map(([key, value]) => `${key}=${value}`)
+      .join(' '),
+  );
+  add(
+    'Sched. opts',
+    (job.spec.schedulerOptions ?? []).map((word) => JSON.stringify(word)).join(' '),
+  );
+  add('Job dir', typeof job.data?.jobDir === 'string' ? job.data.jobDir : null);
+  add('Log', typeof job.data?.log === 'string' ? job.data.log : null);
   add('Created', job.createdAt);
   add('Started', job.startedAt);
   add('Finished', job.finishedAt);

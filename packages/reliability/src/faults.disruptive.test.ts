@@ -425,9 +425,9 @@ describe('slurm', () => {
         const status = await runCliJson(['status', id], cli);
         polls += 1;
         // Never lost: with accounting down, the wrapper's exit-code file settles the job.
-        expect(status.doc.result.reason).not.toBe('lost');
-        if (status.doc.result.state === 'failed')
-          expect(status.doc.result).toMatchObject({ exitCode: 4, failureKind: 'application' });
+        expect(status.doc.result[0].reason).not.toBe('lost');
+        if (status.doc.result[0].state === 'failed')
+          expect(status.doc.result[0]).toMatchObject({ exitCode: 4, failureKind: 'application' });
         await sleep(1_100);
       }
       const tStart = Date.now();

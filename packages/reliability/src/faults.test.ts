@@ -110,7 +110,7 @@ describe('faults under the state directory', () => {
       [quick, short, long].sort(),
     );
     const status = await runCliJson(['status', long], cli);
-    expect(status.doc.result.state).toBe('running');
+    expect(status.doc.result[0].state).toBe('running');
     expect(alive(pid)).toBe(true);
     // And so does stopping a job: its cancel is recorded in the room kept for it.
     const cancel = await runCliJson(['cancel', long], { ...cli, timeoutMs: 60_000 });
@@ -264,7 +264,7 @@ describe('faults under the state directory', () => {
     expect((await runCli(['wait', fresh.doc.result.id], cli)).code).toBe(0);
     for (const [file, text] of others) expect(readFileSync(file, 'utf8')).toBe(text);
     expect(readFileSync(path, 'utf8')).toBe(torn);
-    expect((await runCliJson(['status', quick], cli)).doc.result.state).toBe('succeeded');
+    expect((await runCliJson(['status', quick], cli)).doc.result[0].state).toBe('succeeded');
 
     writeFileSync(path, original);
     const stopped = await runCliJson(['cancel', long], { ...cli, timeoutMs: 60_000 });

@@ -90,7 +90,7 @@ describe('local backend', () => {
         'a poll to miss the job',
         200,
       );
-      expect(status.doc.result.error).toBeNull();
+      expect(status.doc.result[0].error).toBeNull();
       const ended =
         mode === 'cancel'
           ? (await runCliJson(['cancel', job.id], cli)).doc.result[0]
@@ -202,10 +202,10 @@ describe('local backend', () => {
     const cancel = await runCliJson(['cancel', job.id], cli);
     const survived = unsignalled(other.pid as number);
     summary(
-      `recover with a recycled wrapper.pid: status said ${status.doc.result.state} (externalId ${status.doc.result.externalId}, bystander ${other.pid}); after cancel the bystander is ${survived ? 'alive' : 'DEAD (signalled)'}`,
+      `recover with a recycled wrapper.pid: status said ${status.doc.result[0].state} (externalId ${status.doc.result[0].externalId}, bystander ${other.pid}); after cancel the bystander is ${survived ? 'alive' : 'DEAD (signalled)'}`,
     );
-    expect(status.doc.result.externalId).not.toBe(String(other.pid));
-    expect(status.doc.result.state).not.toBe('running');
+    expect(status.doc.result[0].externalId).not.toBe(String(other.pid));
+    expect(status.doc.result[0].state).not.toBe('running');
     expect(cancel.doc.ok).toBe(true);
     expect(survived).toBe(true);
   }, 30_000);
@@ -315,9 +315,9 @@ describe('ssh backend', () => {
       await runCliJson(['cancel', job.id], cli);
       const survived = unsignalled(otherPid);
       summary(
-        `ssh recover with a recycled wrapper.pid: status said ${status.doc.result.state} (externalId ${status.doc.result.externalId}, bystander ${otherPid}); after cancel the bystander is ${survived ? 'alive' : 'DEAD (signalled)'}`,
+        `ssh recover with a recycled wrapper.pid: status said ${status.doc.result[0].state} (externalId ${status.doc.result[0].externalId}, bystander ${otherPid}); after cancel the bystander is ${survived ? 'alive' : 'DEAD (signalled)'}`,
       );
-      expect(status.doc.result.externalId).not.toBe(String(otherPid));
+      expect(status.doc.result[0].externalId).not.toBe(String(otherPid));
       expect(survived).toBe(true);
     } finally {
       killGroup(otherPid);

@@ -33,10 +33,12 @@ import {
   JOB_ID,
   MAX_PROFILE_BYTES,
   MAX_RECORD_BYTES,
+  MAX_SETTINGS_FILE_BYTES,
   parseJobText,
   parseProfileText,
   problemLocation,
   profileKey,
+  settingsPath,
   storeError,
 } from './records.js';
 
@@ -59,7 +61,8 @@ function recordSpare(path: string): string {
 
 /**
  * The ledger as files under the state directory:
- * `jobs/<id[0:2]>/<id>.json` (one record per job, replaced atomically under a per-job lock),
+ * `jobs/<id[0:2]>/<id>.json` (one record per job, replaced atomically under a per-job lock;
+ * `<id>.settings` beside it keeps the settings it was submitted with),
  * `active/<id>` (a marker per non-terminal job, so listing active jobs reads only those),
  * `index.log` (append-only creation order, read from the end for recent jobs),
  * `profiles/<name>.json`, and `leases/` for shared polls.
@@ -231,11 +234,14 @@ export class FsStore implements StoreV1 {
     }
   }
 
-  private readJob(id: string): JobRecord | undefined {
+  /** A job's record; `shards` remembers the shard checks of one listing (one check per shard). */
+  private readJob(id: string, shards?: Map<string, boolean>): JobRecord | undefined {
     const path = this.jobPath(id);
     let text: string | undefined;
     try {
-      if (!this.shard(id, false)) return undefined;
+      const present = shards?.get(id.slice(0, 2)) ?? this.shard(id, false);
+      shards?.set(id.slice(0, 2), present);
+      if (!present) return undefined;
       text = readPrivateFile(path, MAX_RECORD_BYTES);
     } catch (error) {
       throw storeError('read', path, error);
@@ -322,6 +328,48 @@ export class FsStore implements StoreV1 {
     return written;
   }
 
+  /** Forget a job under its lock: its record, its settings, its active marker and spare room. */
+  async removeJob(id: string): Promise<boolean> {
+    if (!JOB_ID.test(id) || !this.ledger.verify() || !this.shard(id, false)) return false;
+    this.ledger.ensure();
+    const held = await lock(join(this.dirs.locks, `${id}.lock`), {
+      ttlMs: JOB_LOCK_TTL_MS,
+      timeoutMs: 30_000,
+    });
+    try {
+      const path = this.jobPath(id);
+      removePrivateFile(settingsPath(path));
+      removePrivateFile(join(this.dirs.active, id));
+      this.release(id);
+      return removePrivateFile(path);
+    } catch (error) {
+      throw storeError('remove', this.jobPath(id), error);
+    } finally {
+      held.release({ keepSpare: false });
+    }
+  }
+
+  async saveJobSettings(id: string, text: string): Promise<void> {
+    if (!JOB_ID.test(id) || !this.ledger.verify() || this.readJob(id) === undefined)
+      throw new YonderError('E_NO_SUCH_JOB', `No job with id ${id}.`);
+    const path = settingsPath(this.jobPath(id));
+    try {
+      writePrivateFileAtomic(path, text);
+    } catch (error) {
+      throw storeError('write', path, error);
+    }
+  }
+
+  async getJobSettings(id: string): Promise<string | undefined> {
+    if (!JOB_ID.test(id) || !this.ledger.verify() || !this.shard(id, false)) return undefined;
+    const path = settingsPath(this.jobPath(id));
+    try {
+      return readPrivateFile(path, MAX_SETTINGS_FILE_BYTES);
+    } catch (error) {
+      throw storeError('read', path, error);
+    }
+  }
+
   async listJobs(options: ListJobsOptionsV1 = {}): Promise<ListJobsResultV1> {
     if (!this.ledger.verify()) return { jobs: [], problems: [] };
     if (options.activeOnly) return this.listActive();
@@ -334,9 +382,10 @@ export class FsStore implements StoreV1 {
   private collect(ids: Iterable<string>): ListJobsResultV1 {
     const jobs: JobRecord[] = [];
     const problems: StoreProblemV1[] = [];
+    const shards = new Map<string, boolean>();
     for (const id of ids) {
       try {
-        const job = this.readJob(id);
+        const job = this.readJob(id, shards);
         if (job) jobs.push(job);
       } catch (error) {
         problems.push({

@@ -13,6 +13,14 @@ import { parseJson, validateJobRecord, validateProfileFields } from '@yonder/cor
 export const JOB_ID = /^[0-9a-f]{6,64}$/;
 /** The largest job record read (argv and environment may be long, but not this long). */
 export const MAX_RECORD_BYTES = 8 * 1024 * 1024;
+/** The largest settings file read back (a submit takes at most 1 MiB; mapping may add a little). */
+export const MAX_SETTINGS_FILE_BYTES = 2 * 1024 * 1024;
+
+/** Where a job's settings are kept: beside its record, `<id>.settings` (never a `.json` a listing reads). */
+export function settingsPath(recordPath: string): string {
+  return `${recordPath.slice(0, -'.json'.length)}.settings`;
+}
+
 /** The largest profile read. */
 export const MAX_PROFILE_BYTES = 1024 * 1024;
 
@@ -58,7 +66,7 @@ function parse(path: string, text: string): unknown {
  */
 export function parseJobText(path: string, text: string, id: string): JobRecord {
   const value = parse(path, text);
-  const issues = validateJobRecord(value);
+  const issues = validateJobRecord(value, { plainDataChecked: true });
   if (issues.length > 0)
     throw new CorruptRecordError(path, `not a valid job record: ${describeIssues(issues)}`);
   const job = value as JobRecord;

@@ -33,7 +33,7 @@ async function yonder(args: string[]): Promise<string> {
 }
 
 async function status(id: string): Promise<Raw> {
-  return (await runCliJson(['status', id], { state })).doc.result;
+  return (await runCliJson(['status', id], { state })).doc.result[0];
 }
 
 async function openPage(path = '/'): Promise<Page> {

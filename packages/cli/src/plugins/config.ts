@@ -26,6 +26,13 @@ export const ConfigSchema = Type.Object(
     plugins: Type.Optional(
       Type.Array(PluginEntrySchema, { description: 'Plugins to load, by package name.' }),
     ),
+    retention: Type.Optional(
+      Type.String({
+        pattern: '^[0-9]+[smhdw]?$',
+        description:
+          'How long finished jobs are kept: `yonder prune` without --older-than forgets those that ended longer ago (30d, 12h, 2w…).',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -41,6 +48,8 @@ export interface UserConfig {
   /** The directory plugins are resolved from first. */
   directory: string;
   plugins: PluginEntry[];
+  /** How long finished jobs are kept (`30d`), for `yonder prune`; null when not set. */
+  retention: string | null;
 }
 
 /** Where the config lives: `YONDER_CONFIG`, else `$XDG_CONFIG_HOME/yonder/config.json`, else `~/.config/yonder/config.json`. */
@@ -73,7 +82,7 @@ export function readConfig(env: NodeJS.ProcessEnv): UserConfig {
         `Cannot read the yonder config ${path}: it does not exist.`,
       );
     }
-    return { path: null, directory, plugins: [] };
+    return { path: null, directory, plugins: [], retention: null };
   }
   checkTrustedPath(directory, {
     ...trust,
@@ -113,5 +122,6 @@ export function readConfig(env: NodeJS.ProcessEnv): UserConfig {
       ? { package: entry, options: {} }
       : { package: (entry as PluginEntry).package, options: (entry as PluginEntry).options ?? {} },
   );
-  return { path, directory, plugins };
+  const retention = (value as { retention?: string }).retention ?? null;
+  return { path, directory, plugins, retention };
 }

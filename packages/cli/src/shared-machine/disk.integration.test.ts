@@ -111,8 +111,8 @@ describe('a full disk under the state directory', () => {
         // Started and recorded as started: the record says so now, read without a refresh.
         expect(started, `left ${left}`).toEqual([doc.result.id]);
         const status = jsonOf(await yonder(['status', doc.result.id, '--no-refresh', '--json']));
-        expect(status.result.state, `left ${left}`).not.toBe('submitting');
-        expect(status.result.externalId, `left ${left}`).not.toBeNull();
+        expect(status.result[0].state, `left ${left}`).not.toBe('submitting');
+        expect(status.result[0].externalId, `left ${left}`).not.toBeNull();
         outcomes.push(`${left}: recorded`);
       } else {
         // Not recorded: then nothing may have started.

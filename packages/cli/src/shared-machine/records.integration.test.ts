@@ -94,7 +94,7 @@ async function othersWork(except: string, what: string): Promise<void> {
   for (const id of Object.values(ids)) if (id !== except) expect(listed, what).toContain(id);
   const other = except === ids.other ? ids.quick : ids.other;
   const status = await yonder(['status', other, '--json']);
-  expect(jsonOf(status).result.state, what).toBe('succeeded');
+  expect(jsonOf(status).result[0].state, what).toBe('succeeded');
   const logs = await yonder(['logs', other]);
   expect(logs.code, what).toBe(0);
 }
@@ -155,7 +155,7 @@ describe('damaged records', () => {
       expect(cancel.code).toBe(1);
       expect(jsonOf(cancel).error.message).toContain(`not ${ids.other}, whose file it is`);
       const running = await yonder(['status', ids.running, '--json']);
-      expect(jsonOf(running).result.state).toBe('running');
+      expect(jsonOf(running).result[0].state).toBe('running');
     } finally {
       writeRecord(ids.other, originals.get(ids.other) as string);
     }
@@ -286,6 +286,6 @@ describe('record fuzz', () => {
     }
     // The running job was never signalled by any of it.
     const running = await yonder(['status', ids.running, '--no-refresh', '--json']);
-    expect(jsonOf(running).result.state, `seed ${seed}`).toBe('running');
+    expect(jsonOf(running).result[0].state, `seed ${seed}`).toBe('running');
   }, 600_000);
 });

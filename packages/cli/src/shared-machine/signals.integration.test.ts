@@ -151,7 +151,7 @@ describe('cancel stops the whole job', () => {
       frozen.thaw();
       await until(
         async () =>
-          (await yonderJsonAs(victim, state, ['status', job.id])).doc.result.state === 'cancelled',
+          (await yonderJsonAs(victim, state, ['status', job.id])).doc.result[0].state === 'cancelled',
         15_000,
         'the job to be cancelled once its last process is gone',
       );
@@ -172,7 +172,7 @@ describe('the wrapper and the job’s own times', () => {
     );
     await until(
       async () =>
-        (await yonderJsonAs(victim, state, ['status', job.id])).doc.result.nativeState ===
+        (await yonderJsonAs(victim, state, ['status', job.id])).doc.result[0].nativeState ===
         'stopped',
       10_000,
       'the stopped wrapper to be seen',
@@ -191,7 +191,7 @@ describe('the wrapper and the job’s own times', () => {
     // yonder looks a while after the end: the end it reports is still the job's own.
     await new Promise((resolve) => setTimeout(resolve, 1500));
     const status = await yonderJsonAs(victim, state, ['status', job.id]);
-    const { startedAt, finishedAt, noticedAt } = status.doc.result;
+    const { startedAt, finishedAt, noticedAt } = status.doc.result[0];
     expect(Date.parse(finishedAt) - Date.parse(startedAt)).toBeGreaterThanOrEqual(950);
     expect(Date.parse(noticedAt) - Date.parse(finishedAt)).toBeGreaterThanOrEqual(1400);
     expect((await yonderAs(victim, state, ['status', job.id])).stdout).toMatch(

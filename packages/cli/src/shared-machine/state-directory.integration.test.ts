@@ -66,6 +66,7 @@ async function plantLedger(state: string, marks: string): Promise<void> {
       'local',
       '--backend',
       'command',
+      '--force',
       '--set',
       `submit=sh -c '${mark('submit')}; echo 7' {script}`,
       '--set',

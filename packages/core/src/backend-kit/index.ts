@@ -38,9 +38,15 @@ export {
   parseExitCodes,
   withoutField,
 } from '../remote/remote-scripts.js';
+export {
+  type JobDirectoryEntry,
+  REMOVE_JOB_DIRECTORIES_SCRIPT,
+  removeJobDirectories,
+} from '../remote/remove-job-directories.js';
 export { sliceLog, tailLinesStart } from '../remote/slice-log.js';
 export { renderEnvFile } from '../shell/render-env-file.js';
 export { shJoin, shQuote } from '../shell/sh-quote.js';
+export type { CleanupOutcomeV1 } from '../spec/backend/v1/backend-v1.js';
 export {
   isActive,
   isJobState,

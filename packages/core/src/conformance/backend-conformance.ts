@@ -287,6 +287,54 @@ export function backendConformance(
     );
   }
 
+  test(
+    'backend: cleanup (when there is one) removes what a forgotten job left, once',
+    withHarness(async (h) => {
+      const cleanup = h.backend.cleanup;
+      if (!cleanup) return;
+      const job = await run(h, ['sh', '-c', 'echo left behind']);
+      check(job.state === 'succeeded', `expected succeeded, got ${job.state}`);
+      check((await output(h, job)) === 'left behind\n', 'the job’s log must be readable first');
+      const [forgotten] = await h.manager.forget([job.id]);
+      check(
+        forgotten?.removed === true && forgotten.files === 'removed',
+        `forgetting the job must remove its record and files, got ${JSON.stringify(forgotten)}`,
+      );
+      check((await h.manager.store.getJob(job.id)) === undefined, 'the record must be gone');
+      const transport = (options.createTransport ?? (() => createLocalTransport()))(
+        options.profile,
+      );
+      try {
+        const context = {
+          transport,
+          options: backendOptions(h.backend, options.profile),
+          stateDirectory: h.scratch,
+        };
+        const seen = {
+          id: job.id,
+          name: job.name,
+          externalId: job.externalId,
+          state: job.state,
+          createdAt: job.createdAt,
+          cancelRequested: false,
+          profile: options.profile,
+          options: context.options,
+          data: job.data,
+        };
+        const log = await h.backend.readLog(seen, {}, context);
+        check(!log.exists, 'after cleanup the job’s log must be gone');
+        const again = (await cleanup([seen], context)).get(job.id);
+        check(
+          again?.kind === 'absent',
+          `a second cleanup must find nothing, got ${JSON.stringify(again)}`,
+        );
+      } finally {
+        await transport.close();
+      }
+    }),
+    timeout + 20_000,
+  );
+
   logConformance(test, {
     profile: options.profile,
     timeout,

@@ -246,5 +246,47 @@ export function storeConformance(
     }),
   );
 
+  test(
+    'store: removeJob forgets a job everywhere; settings are kept beside it until then',
+    withStore(async (store) => {
+      if (!store.removeJob) return;
+      const kept = sampleJob({ state: 'running' });
+      const gone = sampleJob({ state: 'running' });
+      for (const job of [kept, gone]) await store.createJob(job);
+      if (store.saveJobSettings && store.getJobSettings) {
+        await store.saveJobSettings(gone.id, '{"a": 1}\n');
+        check(
+          (await store.getJobSettings(gone.id)) === '{"a": 1}\n',
+          'getJobSettings returns the text saved',
+        );
+        check(
+          (await store.getJobSettings(kept.id)) === undefined,
+          'a job without settings has none',
+        );
+      }
+      check((await store.removeJob(gone.id)) === true, 'removeJob says the job existed');
+      check((await store.getJob(gone.id)) === undefined, 'a removed job is gone');
+      check((await store.findJobIds(gone.id)).length === 0, 'a removed job is not found by id');
+      for (const listing of [{ activeOnly: true }, { limit: 10 }, {}]) {
+        const ids = (await store.listJobs(listing)).jobs.map((job) => job.id);
+        check(
+          !ids.includes(gone.id) && ids.includes(kept.id),
+          `a removed job is not listed (${JSON.stringify(listing)}), the others are`,
+        );
+      }
+      if (store.getJobSettings)
+        check(
+          (await store.getJobSettings(gone.id)) === undefined,
+          'a removed job’s settings go with it',
+        );
+      check((await store.removeJob(gone.id)) === false, 'removing it again says it was not there');
+      await rejects(
+        store.updateJob(gone.id, (job) => job),
+        'E_NO_SUCH_JOB',
+        'a removed job cannot be updated',
+      );
+    }),
+  );
+
   options.additionalTests?.(test, createStore);
 }

@@ -34,6 +34,20 @@ export type YonderErrorCode =
   | 'E_UNTRUSTED_PATH'
   | 'E_STORE'
   | 'E_LOG_UNAVAILABLE'
+  /** A job that is not terminal was asked to be forgotten without force. */
+  | 'E_JOB_ACTIVE'
+  /** The store or backend cannot do what was asked (an optional part of its contract). */
+  | 'E_UNSUPPORTED'
+  /** A job's settings are not in the ledger, so it cannot be submitted again as it was. */
+  | 'E_SETTINGS_MISSING'
+  /** A secret a job had is needed again (yonder never keeps them). */
+  | 'E_SECRET_MISSING'
+  /** A job's files on its target could not be removed. */
+  | 'E_CLEANUP_FAILED'
+  /** A job's target could not be reached for longer than the caller would wait. */
+  | 'E_TARGET_UNREACHABLE'
+  /** The editor a front end started for the user failed. */
+  | 'E_EDITOR_FAILED'
   | 'E_USAGE'
   | 'E_INTERNAL';
 

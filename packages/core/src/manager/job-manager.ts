@@ -10,6 +10,13 @@ import { DEFAULT_STATE_POLICY, type StatePolicy } from '../state/apply-observati
 import { isTerminal } from '../state/job-states.js';
 import { requestCancel } from './cancel-jobs.js';
 import {
+  type ForgetOptions,
+  type ForgetResult,
+  forgetJobs,
+  type PruneOptions,
+  pruneJobs,
+} from './forget-jobs.js';
+import {
   followJobLog,
   type LogOptions,
   type LogResult,
@@ -27,16 +34,25 @@ import {
 } from './profiles.js';
 import { type RefreshOptions, refreshJobs } from './refresh-jobs.js';
 import { resolveJob, resolveJobs } from './resolve-job.js';
-import { submitJobs } from './submit-jobs.js';
+import { specOf } from './resubmit-job.js';
+import { type SubmitOptions, submitJobs } from './submit-jobs.js';
 import { TransportCache } from './transport-cache.js';
-import { type WaitOptions, waitForCancelled, waitForJobs } from './wait-for-jobs.js';
+import {
+  failingTargets,
+  type TargetFailure,
+  type WaitOptions,
+  waitForCancelled,
+  waitForJobs,
+} from './wait-for-jobs.js';
 import { type Backoff, timerSleep } from './wait-loop.js';
 import { type JobWatch, type WatchJobsOptions, watchJobs } from './watch-jobs.js';
 
+export type { ForgetOptions, ForgetResult, PruneOptions } from './forget-jobs.js';
 export type { LogOptions, LogRange, LogResult, LogWriter } from './job-logs.js';
 export { BUILTIN_LOCAL_PROFILE } from './profiles.js';
 export type { RefreshOptions } from './refresh-jobs.js';
-export type { WaitOptions } from './wait-for-jobs.js';
+export type { SubmitOptions } from './submit-jobs.js';
+export type { TargetFailure, WaitOptions } from './wait-for-jobs.js';
 export type { Backoff } from './wait-loop.js';
 
 /** wait and follow: 200 ms, then ×1.5, up to 1 s or the jobs' `pollSeconds` if longer. */
@@ -179,11 +195,13 @@ export class JobManager {
   }
 
   /**
-   * Submit a job through a profile. The job is in the ledger (as `submitting`) before the
+   * Submit a job through a profile, with the profile's defaults for what the spec does not say
+   * (`profile.defaults`) and its policy for what the backend cannot honour
+   * (`profile.unsupportedResources`). The job is in the ledger (as `submitting`) before the
    * backend is asked, so an interrupted submit is found again, never forgotten.
    * @throws ValidationError `E_INVALID_JOB_SPEC`; YonderError from the backend.
    */
-  async submit(spec: JobSpec, options: { profile?: string } = {}): Promise<JobRecord> {
+  async submit(spec: JobSpec, options: SubmitOptions = {}): Promise<JobRecord> {
     const [job] = await submitJobs(this.context, [spec], options, true);
     return job as JobRecord;
   }
@@ -194,8 +212,40 @@ export class JobManager {
    * the target refused comes back `failed` with its error, the others are submitted.
    * @throws ValidationError `E_INVALID_JOB_SPEC` (paths start with the job's index) before anything is submitted.
    */
-  submitMany(specs: readonly JobSpec[], options: { profile?: string } = {}): Promise<JobRecord[]> {
+  submitMany(specs: readonly JobSpec[], options: SubmitOptions = {}): Promise<JobRecord[]> {
     return submitJobs(this.context, specs, options, false);
+  }
+
+  /**
+   * Submit a job again: the same spec (its settings kept beside the record), through its
+   * profile as it is now, or `options.profile`. Secrets are never kept: give them again.
+   * @throws YonderError `E_SETTINGS_MISSING`, `E_SECRET_MISSING`; as `submit`.
+   */
+  async resubmit(
+    reference: string,
+    options: SubmitOptions & { secrets?: Readonly<Record<string, string>> } = {},
+  ): Promise<JobRecord> {
+    const job = await this.resolve(reference);
+    const { secrets, ...submitOptions } = options;
+    const spec = await specOf(this.context, job, secrets);
+    return this.submit(spec, { profile: job.profile, ...submitOptions });
+  }
+
+  /**
+   * Forget jobs: their records, and their directories on their targets (through the backend,
+   * one command per target). A job that is not terminal only with `force` (cancelled first).
+   * @throws YonderError `E_JOB_ACTIVE` when a job is active and `force` is not given.
+   */
+  async forget(
+    references: readonly string[],
+    options: ForgetOptions = {},
+  ): Promise<ForgetResult[]> {
+    return forgetJobs(this.context, await resolveJobs(this.store, references), options);
+  }
+
+  /** Forget every terminal job that ended longer ago than `olderThanMs` (as `forget`). */
+  prune(options: PruneOptions): Promise<{ results: ForgetResult[]; problems: StoreProblemV1[] }> {
+    return pruneJobs(this.context, options);
   }
 
   /**
@@ -257,6 +307,14 @@ export class JobManager {
     return { jobs, problems };
   }
 
+  /**
+   * The targets among `jobs` whose last poll failed (active jobs with an error), one entry per
+   * target with its jobs and the error: what a front end warns about.
+   */
+  failingTargets(jobs: readonly JobRecord[]): Array<Omit<TargetFailure, 'since'>> {
+    return [...failingTargets(jobs).values()];
+  }
+
   /** The jobs, refreshed first unless told not to. */
   async status(
     references: readonly string[],
@@ -270,12 +328,12 @@ export class JobManager {
 
   /**
    * Wait until every job is terminal. Resolves with the jobs; `timedOut` is true when the time
-   * ran out first.
+   * ran out first; `gaveUp` names the target that failed every poll for `giveUpAfterMs`.
    */
   async wait(
     references: readonly string[],
     options: WaitOptions = {},
-  ): Promise<{ jobs: JobRecord[]; timedOut: boolean }> {
+  ): Promise<{ jobs: JobRecord[]; timedOut: boolean; gaveUp: TargetFailure | null }> {
     return waitForJobs(this.context, await resolveJobs(this.store, references), options);
   }
 

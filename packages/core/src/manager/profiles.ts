@@ -10,6 +10,7 @@ import { checkSchema, validateProfileFields } from '../validation/profile-schema
 import { chooseTransport } from './choose-transport.js';
 import type { ManagerContext } from './manager-context.js';
 import { normaliseProfile } from './normalise-profile.js';
+import { defaultsIssues } from './profile-defaults.js';
 
 /** The profile used when none is named and `local` has not been saved. */
 export const BUILTIN_LOCAL_PROFILE: Profile = Object.freeze({ name: 'local', backend: 'local' });
@@ -37,6 +38,7 @@ export async function validateProfile(
     result.push({ path: 'host', message: `the ${backend.id} backend needs a host` });
   }
   result.push(...(await transportIssues(context, profile, backend)));
+  result.push(...defaultsIssues(profile, backend));
   result.push(...backend.validateProfile(profile));
   return result;
 }

@@ -18,9 +18,18 @@ import { transition } from '../state/apply-observation.js';
 import { validateJobSpec } from '../validation/validate-job-spec.js';
 import type { ManagerContext } from './manager-context.js';
 import { normaliseProfile } from './normalise-profile.js';
+import { applyProfileDefaults, droppedMessage } from './profile-defaults.js';
 import { readProfile } from './profiles.js';
 
 type Outcome = SubmitResultV1 | { readonly error: unknown };
+
+/** How jobs are submitted. */
+export interface SubmitOptions {
+  /** The profile's name; default `local`. */
+  profile?: string;
+  /** Told what a `warn` profile left out of the job at `index` (its backend cannot honour it). */
+  onWarning?: (message: string, index: number) => void;
+}
 
 export function sha256(text: string): string {
   return createHash('sha256').update(text).digest('hex');
@@ -35,13 +44,20 @@ export function sha256(text: string): string {
  */
 export async function submitJobs(
   context: ManagerContext,
-  specs: readonly JobSpec[],
-  options: { profile?: string },
+  given: readonly JobSpec[],
+  options: SubmitOptions,
   single: boolean,
 ): Promise<JobRecord[]> {
   const profile = await readProfile(context, options.profile ?? 'local');
   const backend = await context.resolveBackend(profile.backend, profile);
   const issues: ValidationIssue[] = [];
+  // The profile's defaults first, then its policy for what the backend cannot honour.
+  const specs = given.map((spec, index) => {
+    const effective = applyProfileDefaults(spec, profile, backend);
+    if (effective.dropped.length > 0 && profile.unsupportedResources === 'warn')
+      options.onWarning?.(droppedMessage(profile, backend, effective.dropped), index);
+    return effective.spec;
+  });
   specs.forEach((spec, index) => {
     for (const issue of specIssues(spec, backend)) {
       issues.push(single ? issue : { path: `jobs.${index}.${issue.path}`, message: issue.message });
@@ -65,6 +81,9 @@ export async function submitJobs(
       backendContext.options,
     );
     await context.store.createJob(record);
+    // Kept beside the record (as given, before path mapping), so the job can be submitted again.
+    if (spec.settings !== undefined && context.store.saveJobSettings)
+      await context.store.saveJobSettings(record.id, `${JSON.stringify(spec.settings)}\n`);
     prepared.push({ record, request: submitRequest(record, spec.secrets ?? {}, settingsText) });
   }
   const outcomes = await askBackend(

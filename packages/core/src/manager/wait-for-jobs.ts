@@ -9,7 +9,46 @@ export interface WaitOptions {
   timeoutMs?: number;
   /** Called whenever a job's state changes. */
   onChange?: (job: JobRecord) => void;
+  /**
+   * Called once per target when its jobs could not be polled (and again if it recovers and
+   * fails again): the target, the error, since when (the first failed poll this wait saw).
+   */
+  onUnreachable?: (failure: TargetFailure) => void;
+  /** End the wait (`gaveUp`) once a target has failed every poll for this long. */
+  giveUpAfterMs?: number;
   signal?: AbortSignal;
+}
+
+/** A target whose jobs could not be polled. */
+export interface TargetFailure {
+  /** The backend's target key (`local:host`, `slurm:login1:`…). */
+  target: string;
+  backend: string;
+  error: { code: string; message: string };
+  /** When this wait first saw the failure (ISO time). */
+  since: string;
+  /** The jobs waiting on it. */
+  jobs: string[];
+}
+
+/** The targets of active jobs whose last poll failed, with their jobs and error. */
+export function failingTargets(
+  jobs: readonly JobRecord[],
+): Map<string, Omit<TargetFailure, 'since'>> {
+  const out = new Map<string, Omit<TargetFailure, 'since'>>();
+  for (const job of jobs) {
+    if (isTerminal(job.state) || job.error === null || job.state === 'submitting') continue;
+    const key = `${job.backend}|${job.target}`;
+    const entry = out.get(key) ?? {
+      target: job.target,
+      backend: job.backend,
+      error: job.error,
+      jobs: [],
+    };
+    entry.jobs.push(job.id);
+    out.set(key, entry);
+  }
+  return out;
 }
 
 /** The longest pause while these jobs run: their profiles' poll interval, at least the backoff's ceiling. */
@@ -30,9 +69,32 @@ export async function waitForJobs(
   context: ManagerContext,
   initial: readonly JobRecord[],
   options: WaitOptions = {},
-): Promise<{ jobs: JobRecord[]; timedOut: boolean }> {
+): Promise<{ jobs: JobRecord[]; timedOut: boolean; gaveUp: TargetFailure | null }> {
   let jobs = [...initial];
   const seen = new Map(jobs.map((job) => [job.id, job.state]));
+  const failing = new Map<string, TargetFailure>();
+  let gaveUp: TargetFailure | null = null;
+  const watchTargets = (): boolean => {
+    const now = context.clock.now();
+    const current = failingTargets(jobs);
+    for (const key of failing.keys()) if (!current.has(key)) failing.delete(key);
+    for (const [key, failure] of current) {
+      let known = failing.get(key);
+      if (!known) {
+        known = { ...failure, since: new Date(now).toISOString() };
+        failing.set(key, known);
+        options.onUnreachable?.(known);
+      }
+      if (
+        options.giveUpAfterMs !== undefined &&
+        now - Date.parse(known.since) >= options.giveUpAfterMs
+      ) {
+        gaveUp = { ...failure, since: known.since };
+        return true;
+      }
+    }
+    return false;
+  };
   const outcome = await waitLoop(
     async () => {
       const active = jobs.filter((job) => !isTerminal(job.state));
@@ -46,7 +108,8 @@ export async function waitForJobs(
           options.onChange?.(job);
         }
       }
-      return jobs.every((job) => isTerminal(job.state)) ? 'done' : 'idle';
+      if (jobs.every((job) => isTerminal(job.state))) return 'done';
+      return watchTargets() ? 'done' : 'idle';
     },
     {
       backoff: context.backoff,
@@ -58,7 +121,7 @@ export async function waitForJobs(
       ceilingMs: () => pollCeiling(context, jobs),
     },
   );
-  return { jobs, timedOut: outcome !== 'done' };
+  return { jobs, timedOut: outcome !== 'done', gaveUp };
 }
 
 /**

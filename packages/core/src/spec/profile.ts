@@ -1,4 +1,19 @@
 import type { JsonValue } from '../json/json-value.js';
+import type { Resources } from './job.js';
+
+/** What every submit through a profile asks for unless it says otherwise (field by field). */
+export interface ProfileDefaults {
+  /** Resources a submit gets unless it names the same resource itself. */
+  resources?: Resources;
+  /** Scheduler options put before the submit's own (so the submit's win where the scheduler takes the last). */
+  schedulerOptions?: string[];
+}
+
+/**
+ * What a submit does with resources or scheduler options the backend cannot honour: `refuse`
+ * the job (the default), drop them with a `warn`ing, or `ignore` them silently.
+ */
+export type UnsupportedResourcesPolicy = 'refuse' | 'warn' | 'ignore';
 
 /** A named execution target: which backend, where, and how. */
 export interface Profile {
@@ -32,4 +47,8 @@ export interface Profile {
   ssh?: Readonly<Record<string, JsonValue>>;
   /** Backend-specific options, validated against the backend's schema. */
   options?: Record<string, JsonValue>;
+  /** Defaults for every submit through the profile: resources and scheduler options. */
+  defaults?: ProfileDefaults;
+  /** What a submit does with resources the backend cannot honour; default `refuse`. */
+  unsupportedResources?: UnsupportedResourcesPolicy;
 }

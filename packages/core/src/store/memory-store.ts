@@ -16,6 +16,7 @@ export function createMemoryStore(): StoreV1 {
   const profiles = new Map<string, Profile>();
   const jobs = new Map<string, JobRecord>();
   const order: string[] = [];
+  const settings = new Map<string, string>();
   const leases = new Map<string, { held: boolean; lastCompletedAt: string | null }>();
   const newest = (a: JobRecord, b: JobRecord): number =>
     a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : 0;
@@ -81,6 +82,19 @@ export function createMemoryStore(): StoreV1 {
         list = list.filter((job) => ids.has(job.id));
       }
       return { jobs: list.map(clone).sort(newest), problems: [] };
+    },
+    async removeJob(id) {
+      settings.delete(id);
+      const index = order.indexOf(id);
+      if (index >= 0) order.splice(index, 1);
+      return jobs.delete(id);
+    },
+    async saveJobSettings(id, text) {
+      if (!jobs.has(id)) throw new YonderError('E_NO_SUCH_JOB', `No job with id ${id}.`);
+      settings.set(id, text);
+    },
+    async getJobSettings(id) {
+      return settings.get(id);
     },
     async tryLease(key): Promise<LeaseV1 | undefined> {
       const entry = leases.get(key) ?? { held: false, lastCompletedAt: null };

@@ -33,8 +33,12 @@ function errno(error: unknown): string | undefined {
   return (error as NodeJS.ErrnoException).code;
 }
 
+let ownUid: number | null | undefined;
+
+/** This process's uid (asked once: listing a large ledger checks it for every file). */
 function uid(): number | null {
-  return typeof process.getuid === 'function' ? process.getuid() : null;
+  ownUid ??= typeof process.getuid === 'function' ? process.getuid() : null;
+  return ownUid;
 }
 
 function refuse(path: string, info: Stats, problem: string): never {
@@ -87,6 +91,28 @@ export function readAtMost(fd: number, maxBytes: number): Buffer | null {
 }
 
 /**
+ * A file's text whose size `fstat` gave: one read into a buffer of that size (plus one byte, to
+ * see it end) in the common case, never zero-filled; a file still growing is read on as
+ * `readAtMost` does. Null when it holds more than `maxBytes`.
+ */
+function readSized(fd: number, size: number, maxBytes: number): string | null {
+  if (size > maxBytes) return null;
+  const buffer = Buffer.allocUnsafe(size + 1);
+  let total = 0;
+  for (;;) {
+    const count = readSync(fd, buffer, total, buffer.length - total, null);
+    if (count === 0) return buffer.toString('utf8', 0, total);
+    total += count;
+    // Fuller than fstat said: the file grew while it was read; read the rest in chunks.
+    if (total === buffer.length) {
+      if (total > maxBytes) return null;
+      const rest = readAtMost(fd, maxBytes - total);
+      return rest === null ? null : Buffer.concat([buffer, rest]).toString('utf8');
+    }
+  }
+}
+
+/**
  * Read a file yonder keeps in a private directory. Undefined when it does not exist.
  * @throws UntrustedPathError for a link, another owner, anything but a regular file;
  * CorruptRecordError when it is larger than `maxBytes`.
@@ -101,11 +127,12 @@ export function readPrivateFile(path: string, maxBytes: number): string | undefi
     throw error;
   }
   try {
-    checkOwn(path, fstatSync(fd));
-    const bytes = readAtMost(fd, maxBytes);
+    const info = fstatSync(fd);
+    checkOwn(path, info);
+    const bytes = readSized(fd, info.size, maxBytes);
     if (bytes === null)
       throw new CorruptRecordError(path, `larger than ${maxBytes} bytes, more than yonder writes`);
-    return bytes.toString('utf8');
+    return bytes;
   } finally {
     closeSync(fd);
   }

@@ -1,6 +1,6 @@
 /** The TypeBox schema of a ledger record, checked on every read so a damaged record is reported, never acted on. */
 import { type TSchema, Type } from '@sinclair/typebox';
-import { Value } from '@sinclair/typebox/value';
+import { type TypeCheck, TypeCompiler } from '@sinclair/typebox/compiler';
 import type { ValidationIssue } from '../errors/validation-error.js';
 import { JOB_STATES } from '../state/job-states.js';
 import { checkSchema, validateProfileFields } from './profile-schema.js';
@@ -103,16 +103,25 @@ export const JobRecordSchema = Type.Object({
 
 /**
  * Everything wrong with a value read as a job record, as dot paths: its schema, its profile
- * snapshot (checked as a profile is), reserved keys and nesting anywhere in it.
+ * snapshot (checked as a profile is), reserved keys and nesting anywhere in it (unless
+ * `plainDataChecked` says `parseJson` checked those).
  */
-export function validateJobRecord(value: unknown): ValidationIssue[] {
+/** The record schema compiled once, on first use (listing a large ledger checks every record). */
+let recordCheck: TypeCheck<typeof JobRecordSchema> | undefined;
+
+export function validateJobRecord(
+  value: unknown,
+  options: { plainDataChecked?: boolean } = {},
+): ValidationIssue[] {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     return [{ path: '', message: 'a job record must be a JSON object' }];
   }
-  const issues = checkPlainData(value, '');
+  // parseJson has walked it already when `plainDataChecked`: once per record is enough.
+  const issues = options.plainDataChecked ? [] : checkPlainData(value, '');
   if (issues.length > 0) return issues;
-  // The common case first: a valid record, checked without collecting errors.
-  if (!Value.Check(JobRecordSchema, value)) issues.push(...checkSchema(JobRecordSchema, value));
+  // The common case first: a valid record, checked by the compiled schema without collecting errors.
+  recordCheck ??= TypeCompiler.Compile(JobRecordSchema);
+  if (!recordCheck.Check(value)) issues.push(...checkSchema(JobRecordSchema, value));
   const snapshot = (value as { profileSnapshot?: unknown }).profileSnapshot;
   if (typeof snapshot === 'object' && snapshot !== null) {
     for (const issue of validateProfileFields(snapshot)) {

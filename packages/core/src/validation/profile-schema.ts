@@ -1,5 +1,6 @@
 /** The schema of the fields every profile has, the check of a value against a TypeBox schema as dot-path issues, and the validation of those common fields. */
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
+import { type TypeCheck, TypeCompiler } from '@sinclair/typebox/compiler';
 import { Value, ValueErrorType } from '@sinclair/typebox/value';
 import type { ValidationIssue } from '../errors/validation-error.js';
 import type { Profile } from '../spec/profile.js';
@@ -11,6 +12,38 @@ import {
   PLUGIN_ID_PATTERN,
   PROFILE_NAME_PATTERN,
 } from './validate-fields.js';
+
+/** A profile's defaults for every submit through it (strict). */
+export const ProfileDefaultsSchema = Type.Object(
+  {
+    resources: Type.Optional(
+      Type.Object(
+        {
+          time: Type.Optional(
+            Type.String({ description: 'Wall-clock limit, e.g. 30, 1:00:00, 2-00.' }),
+          ),
+          cpus: Type.Optional(Type.Integer({ minimum: 1 })),
+          memory: Type.Optional(Type.String({ description: 'Memory per node: 512M, 4G…' })),
+          gpus: Type.Optional(Type.Integer({ minimum: 0 })),
+          nodes: Type.Optional(Type.Integer({ minimum: 1 })),
+          partition: Type.Optional(Type.String()),
+          account: Type.Optional(Type.String()),
+          qos: Type.Optional(Type.String()),
+        },
+        {
+          additionalProperties: false,
+          description: 'Resources a submit gets unless it names them.',
+        },
+      ),
+    ),
+    schedulerOptions: Type.Optional(
+      Type.Array(Type.String(), {
+        description: 'Scheduler options put before the submit’s own, one argument each.',
+      }),
+    ),
+  },
+  { additionalProperties: false, description: 'Defaults for every submit through the profile.' },
+);
 
 /** The fields every profile has, whatever its backend. Strict: unknown keys are refused. */
 export const ProfileSchema = Type.Object(
@@ -75,6 +108,13 @@ export const ProfileSchema = Type.Object(
     options: Type.Optional(
       Type.Record(Type.String(), Type.Unknown(), { description: 'Backend options.' }),
     ),
+    defaults: Type.Optional(ProfileDefaultsSchema),
+    unsupportedResources: Type.Optional(
+      Type.Union([Type.Literal('refuse'), Type.Literal('warn'), Type.Literal('ignore')], {
+        description:
+          'What a submit does with resources or scheduler options the backend cannot honour: refuse the job (default), drop them with a warning, or drop them silently.',
+      }),
+    ),
   },
   { additionalProperties: false, $id: 'https://yonder.dev/schema/profile.json' },
 );
@@ -119,13 +159,17 @@ export function checkSchema(schema: TSchema, value: unknown, prefix = ''): Valid
  * Validate the fields every profile has (the backend's own options are checked by the backend).
  * Returns every problem as a dot path and a message that says how to fix it.
  */
+/** The profile schema compiled once, on first use (every job record holds a profile). */
+let profileCheck: TypeCheck<typeof ProfileSchema> | undefined;
+
 export function validateProfileFields(profile: unknown): ValidationIssue[] {
   if (typeof profile !== 'object' || profile === null || Array.isArray(profile)) {
     return [{ path: '', message: 'a profile must be a JSON object' }];
   }
   const reserved = checkPlainData(profile, '');
   if (reserved.length > 0) return reserved;
-  const issues = Value.Check(ProfileSchema, profile) ? [] : checkSchema(ProfileSchema, profile);
+  profileCheck ??= TypeCompiler.Compile(ProfileSchema);
+  const issues = profileCheck.Check(profile) ? [] : checkSchema(ProfileSchema, profile);
   const value = profile as Partial<Profile>;
   if (typeof value.name === 'string') {
     const text = checkText(value.name, 'name');

@@ -28,18 +28,29 @@ export function checkPlainData(
   maxDepth: number = MAX_JSON_DEPTH,
 ): ValidationIssue[] {
   const issues: ValidationIssue[] = [];
-  const root = prefix ? [prefix] : [];
-  const stack: Array<{ value: unknown; path: string[]; depth: number }> = [
-    { value, path: root, depth: 0 },
-  ];
+  // A node's path is its parent's node and its key, spelled out only for a message: checking a
+  // large ledger walks every key of every record, and most records have nothing to report.
+  interface Step {
+    value: unknown;
+    parent: Step | null;
+    key: string;
+    depth: number;
+  }
+  const pathOf = (step: Step | null, key?: string): string[] => {
+    const parts: string[] = key === undefined ? [] : [key];
+    for (let at = step; at; at = at.parent) if (at.parent || prefix) parts.unshift(at.key);
+    return parts;
+  };
+  const stack: Step[] = [{ value, parent: null, key: prefix, depth: 0 }];
   let tooDeep = false;
   while (stack.length > 0) {
-    const { value: node, path, depth } = stack.pop() as (typeof stack)[number];
+    const step = stack.pop() as Step;
+    const node = step.value;
     if (typeof node !== 'object' || node === null) continue;
-    if (depth >= maxDepth) {
+    if (step.depth >= maxDepth) {
       if (!tooDeep) {
         issues.push({
-          path: shortPath(path),
+          path: shortPath(pathOf(step)),
           message: `nests deeper than ${maxDepth} levels of objects and lists; flatten it`,
         });
         tooDeep = true;
@@ -47,15 +58,16 @@ export function checkPlainData(
       continue;
     }
     for (const key of Object.keys(node)) {
-      const child = [...path, key];
       if (isReservedKey(key)) {
         issues.push({
-          path: shortPath(child),
+          path: shortPath(pathOf(step, key)),
           message: `"${key}" is a reserved name and may not be used as a key (${RESERVED_KEYS.join(', ')})`,
         });
         continue;
       }
-      stack.push({ value: (node as Record<string, unknown>)[key], path: child, depth: depth + 1 });
+      const child = (node as Record<string, unknown>)[key];
+      if (typeof child === 'object' && child !== null)
+        stack.push({ value: child, parent: step, key, depth: step.depth + 1 });
     }
   }
   return issues;

@@ -1,10 +1,12 @@
+/** `yonder list`: active and recent jobs (or all), refreshed first, as a table, JSON, a template or ids; `--watch` follows them. */
 import type { JobState } from '@yonder/core';
 import { isJobState } from '@yonder/core/backend-kit';
 import { parse } from '../../args.js';
 import type { Command } from '../../command.js';
 import { checkFormat, formatJob } from '../../format-job.js';
-import { envelope, jobJson, jobTable } from '../../output.js';
+import { envelope, jobJson, jobTable, warnUnreachable } from '../../output.js';
 import { UsageError } from '../../usage-error.js';
+import { watchList } from './list-watch.js';
 
 const HELP = `Usage: yonder list [--all] [--state S] [--profile P] [--no-refresh] [--json | --format TEMPLATE | -q]
 
@@ -17,9 +19,13 @@ List active jobs and the 20 most recent ones, newest first, after one batched re
   --json         print the jobs as JSON
   --format TEMPLATE   one line per job: {field} placeholders over the JSON record, e.g. '{id} {state}'
   -q, --quiet    the ids only, one per line
+  -w, --watch    follow the listed jobs (and those submitted meanwhile) until every one has ended
+                 or Ctrl-C: a table redrawn in place on a terminal, one "ID STATE" line per change
+                 otherwise, NDJSON events ({"type","job"}) with --json
 `;
 
-export const run: Command = async (argv, { io, runtime }) => {
+export const run: Command = async (argv, context) => {
+  const { io, runtime } = context;
   const { values, positionals } = parse(
     argv,
     {
@@ -30,6 +36,7 @@ export const run: Command = async (argv, { io, runtime }) => {
       json: { type: 'boolean' },
       format: { type: 'string' },
       quiet: { type: 'boolean', short: 'q' },
+      watch: { type: 'boolean', short: 'w' },
     },
     'list',
   );
@@ -50,13 +57,21 @@ export const run: Command = async (argv, { io, runtime }) => {
     });
   const format = values.format === undefined ? undefined : String(values.format);
   if (format !== undefined) checkFormat(format);
-  const { jobs, problems } = await runtime().manager.list({
+  const options = {
     all: Boolean(values.all),
     refresh: !values['no-refresh'],
     ...(states ? { states } : {}),
     ...(values.profile ? { profile: String(values.profile) } : {}),
-  });
+  };
+  if (values.watch) return watchList(context, options, Boolean(values.json), io.terminal ?? false);
+  const { jobs, problems } = await runtime().manager.list(options);
   for (const problem of problems) io.stderr(`yonder: warning: ${problem.message}\n`);
+  warnUnreachable(io, runtime().manager.failingTargets(jobs));
+  // `--profile nope` lists nothing; say whether that is because there is no such profile.
+  if (options.profile && jobs.length === 0)
+    await runtime()
+      .manager.profile(options.profile)
+      .catch((error: Error) => io.stderr(`yonder: warning: ${error.message}\n`));
   if (format !== undefined) io.stdout(jobs.map((job) => formatJob(format, job, io.color)).join(''));
   else if (values.quiet) io.stdout(jobs.map((job) => `${job.id}\n`).join(''));
   else if (values.json) io.stdout(envelope(jobs.map(jobJson)));

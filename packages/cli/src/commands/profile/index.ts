@@ -1,19 +1,25 @@
-import { resolve } from 'node:path';
-import type { BackendV1, JsonValue, Profile, TSchema } from '@yonder/core';
+/** `yonder profile`: add, edit, list, show, remove, check and schema of the profiles in the ledger. */
+import type { Profile } from '@yonder/core';
 import { YonderError } from '@yonder/core';
-import { chooseTransport, isReservedKey, normaliseProfile } from '@yonder/core/backend-kit';
-import { integerOption, numberOption, parse } from '../../args.js';
+import { normaliseProfile } from '@yonder/core/backend-kit';
+import { parse } from '../../args.js';
 import type { Command, CommandContext } from '../../command.js';
 import { issueText } from '../../error-text.js';
 import { envelope } from '../../output.js';
 import { profileJsonSchema } from '../../profile-schema.js';
 import { UsageError } from '../../usage-error.js';
+import { editProfile } from './profile-edit.js';
+import { applyProfileFlags, PROFILE_FLAG_OPTIONS } from './profile-flags.js';
 
 const HELP = `Usage:
   yonder profile add NAME --backend B [--host H] [--workdir D] [--local-root P --remote-root P]
                  [--pending-timeout S] [--poll-seconds S] [--cancel-grace S] [--set KEY=VALUE]...
                  [--transport T] [--transport-set KEY=VALUE]...
-                 [--ssh-config FILE] [--accept-new-host-keys] [--max-channels N] [--force] [--json]
+                 [--ssh-config FILE] [--accept-new-host-keys] [--max-channels N]
+                 [--time T] [--cpus N] [--memory M] [--gpus N] [--nodes N] [--partition P]
+                 [--account A] [--qos Q] [--scheduler-option ARG]...
+                 [--unsupported-resources refuse|warn|ignore] [--force] [--json]
+  yonder profile edit NAME [the flags of add]   change the flags given; with none, open $EDITOR
   yonder profile list [--json]
   yonder profile show NAME [--json]
   yonder profile remove NAME [--json]
@@ -33,81 +39,22 @@ acceptNewHostKeys and maxChannels.
 
 --set sets a backend option (KEY may be a dotted path); values are read as JSON when the
 backend's schema wants a number, boolean, list or object; --transport-set likewise for the
-transport's schema. --force replaces an existing profile.
+transport's schema. --force replaces an existing profile (the built-in "local" too).
+
+--time, --cpus, --memory, --gpus, --nodes, --partition, --account, --qos and --scheduler-option
+(repeatable) are the profile's defaults: every submit through it gets them unless it gives
+its own (field by field; the submit's scheduler options come after the profile's). --set
+partition=debug (any resource name the backend has no option for) sets a default too.
+--unsupported-resources says what a submit does with resources or scheduler options the
+backend cannot honour: refuse the job (the default), warn and leave them out, or ignore them,
+so one command line can serve a local and a Slurm profile.
+
+Profiles live in the ledger's profiles/ directory and are checked every time they are read:
+one that was edited by hand into something invalid is refused with its file, field and fix.
 `;
 
-/** Read a `--set` value as the backend's schema wants it. */
-function optionValue(schema: TSchema | undefined, path: string[], raw: string): JsonValue {
-  let node: TSchema | undefined = schema;
-  for (const key of path) node = (node?.properties as Record<string, TSchema> | undefined)?.[key];
-  const type = node?.type;
-  if (
-    type === 'string' ||
-    (node === undefined && !/^[[{]|^(true|false|null|-?\d+(\.\d+)?)$/.test(raw))
-  )
-    return raw;
-  try {
-    return JSON.parse(raw) as JsonValue;
-  } catch {
-    return raw;
-  }
-}
-
-/** The `KEY=VALUE` items of a `--set`-like flag as an options object, or undefined when none. */
-function readSets(
-  items: readonly string[],
-  flag: string,
-  schema: TSchema | undefined,
-): Record<string, JsonValue> | undefined {
-  if (items.length === 0) return undefined;
-  const options: Record<string, JsonValue> = {};
-  for (const item of items) {
-    const at = item.indexOf('=');
-    if (at <= 0) throw new UsageError(`${flag} takes KEY=VALUE, got "${item}".`);
-    const path = item.slice(0, at).split('.');
-    if (path.some((part) => part === ''))
-      throw new UsageError(`${flag}: "${item.slice(0, at)}" is not a valid key.`);
-    const reserved = path.find(isReservedKey);
-    if (reserved)
-      throw new UsageError(`${flag} ${item.slice(0, at)}: "${reserved}" is a reserved name.`);
-    setPath(options, path, optionValue(schema, path, item.slice(at + 1)));
-  }
-  return options;
-}
-
-function setPath(target: Record<string, JsonValue>, path: string[], value: JsonValue): void {
-  let node = target;
-  for (const key of path.slice(0, -1)) {
-    const next = node[key];
-    if (typeof next !== 'object' || next === null || Array.isArray(next)) node[key] = {};
-    node = node[key] as Record<string, JsonValue>;
-  }
-  node[path[path.length - 1] as string] = value;
-}
-
 async function add(argv: string[], { io, runtime }: CommandContext): Promise<number> {
-  const { values, positionals } = parse(
-    argv,
-    {
-      backend: { type: 'string' },
-      host: { type: 'string' },
-      workdir: { type: 'string' },
-      'local-root': { type: 'string' },
-      'remote-root': { type: 'string' },
-      'pending-timeout': { type: 'string' },
-      'poll-seconds': { type: 'string' },
-      'cancel-grace': { type: 'string' },
-      transport: { type: 'string' },
-      'transport-set': { type: 'string', multiple: true },
-      'ssh-config': { type: 'string' },
-      'accept-new-host-keys': { type: 'boolean' },
-      'max-channels': { type: 'string' },
-      set: { type: 'string', multiple: true },
-      force: { type: 'boolean' },
-      json: { type: 'boolean' },
-    },
-    'profile add',
-  );
+  const { values, positionals } = parse(argv, PROFILE_FLAG_OPTIONS, 'profile add');
   if (values.help) {
     io.stdout(HELP);
     return 0;
@@ -117,51 +64,19 @@ async function add(argv: string[], { io, runtime }: CommandContext): Promise<num
   if (values.backend === undefined)
     throw new UsageError('--backend is required (local, ssh, slurm, command, or a plugin’s id).');
   const name = positionals[0] as string;
-  const { manager, ensureBackend, ensureTransport } = runtime();
-  if (!values.force && (await manager.store.getProfile(name))) {
+  const { manager } = runtime();
+  // The built-in local profile counts as existing: replacing it is a choice, never an accident.
+  const builtIn = name.toLowerCase() === 'local';
+  if (!values.force && (builtIn || (await manager.store.getProfile(name)))) {
     throw new YonderError(
       'E_PROFILE_EXISTS',
-      `A profile named "${name}" exists; add --force to replace it.`,
+      `A profile named "${name}" exists${builtIn && !(await manager.store.getProfile(name)) ? ' (the built-in one)' : ''}; add --force to replace it, or change it with: yonder profile edit ${name}`,
     );
   }
-  const profile: Profile = { name, backend: String(values.backend) };
-  if (values.host !== undefined) profile.host = String(values.host);
-  if (values.workdir !== undefined) profile.workdir = String(values.workdir);
-  if (values['local-root'] !== undefined)
-    profile.localRoot = resolve(io.cwd, String(values['local-root']));
-  if (values['remote-root'] !== undefined) profile.remoteRoot = String(values['remote-root']);
-  const pending = integerOption(values['pending-timeout'], 'pending-timeout', 1);
-  if (pending !== undefined) profile.pendingTimeoutSeconds = pending;
-  const poll = numberOption(values['poll-seconds'], 'poll-seconds');
-  if (poll !== undefined) profile.pollSeconds = poll;
-  const grace = numberOption(values['cancel-grace'], 'cancel-grace');
-  if (grace !== undefined) profile.cancelGraceSeconds = grace;
-  if (values.transport !== undefined) profile.transport = String(values.transport);
-  const sets = (values.set as string[] | undefined) ?? [];
-  const transportSets = (values['transport-set'] as string[] | undefined) ?? [];
-  // The schemas say how to read the values; validation below reports what cannot be found.
-  let backend: BackendV1 | undefined;
-  if (sets.length > 0 || transportSets.length > 0)
-    backend = await ensureBackend(profile.backend).catch(() => undefined);
-  const options = readSets(sets, '--set', backend?.optionsSchema);
-  if (options) profile.options = options;
-  let transportSchema: TSchema | undefined;
-  if (backend && transportSets.length > 0) {
-    const transport = await ensureTransport(chooseTransport(profile, backend)).catch(
-      () => undefined,
-    );
-    transportSchema = transport?.optionsSchema;
-  }
-  const transportOptions = readSets(transportSets, '--transport-set', transportSchema);
-  // The ssh transport's options have flags of their own.
-  const ssh: Record<string, JsonValue> = {};
-  if (values['ssh-config'] !== undefined)
-    ssh.config = resolve(io.cwd, String(values['ssh-config']));
-  if (values['accept-new-host-keys']) ssh.acceptNewHostKeys = true;
-  const channels = integerOption(values['max-channels'], 'max-channels', 1);
-  if (channels !== undefined) ssh.maxChannels = channels;
-  if (transportOptions || Object.keys(ssh).length > 0)
-    profile.transportOptions = { ...transportOptions, ...ssh };
+  const profile = await applyProfileFlags({ name, backend: String(values.backend) }, values, {
+    io,
+    runtime,
+  });
   const saved = await manager.saveProfile(profile);
   io.stdout(values.json ? envelope(saved) : `Saved profile "${saved.name}" (${saved.backend}).\n`);
   return 0;
@@ -182,6 +97,12 @@ function describe(profile: Profile): string {
     lines.push(`Cancel grace: ${profile.cancelGraceSeconds}s`);
   for (const [key, value] of Object.entries(profile.options ?? {}))
     lines.push(`Option:    ${key} = ${JSON.stringify(value)}`);
+  for (const [key, value] of Object.entries(profile.defaults?.resources ?? {}))
+    lines.push(`Default:   ${key} = ${JSON.stringify(value)}`);
+  if (profile.defaults?.schedulerOptions?.length)
+    lines.push(`Default:   scheduler options ${JSON.stringify(profile.defaults.schedulerOptions)}`);
+  if (profile.unsupportedResources)
+    lines.push(`Unsupported resources: ${profile.unsupportedResources}`);
   return `${lines.join('\n')}\n`;
 }
 
@@ -211,6 +132,7 @@ export const run: Command = async (argv, context) => {
     return sub === undefined ? 2 : 0;
   }
   if (sub === 'add') return add(rest, context);
+  if (sub === 'edit') return editProfile(rest, context, HELP);
   const { values, positionals } = parse(rest, { json: { type: 'boolean' } }, `profile ${sub}`);
   if (values.help) {
     io.stdout(HELP);
@@ -283,6 +205,6 @@ export const run: Command = async (argv, context) => {
     return ok ? 0 : 1;
   }
   throw new UsageError(
-    `Unknown profile command "${sub}". Use add, list, show, remove, check or schema.`,
+    `Unknown profile command "${sub}". Use add, edit, list, show, remove, check or schema.`,
   );
 };

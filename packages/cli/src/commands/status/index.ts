@@ -1,7 +1,8 @@
+/** `yonder status`: jobs in full, refreshed first, as details, JSON (an array), a template or ids. */
 import { parse } from '../../args.js';
 import type { Command } from '../../command.js';
 import { checkFormat, formatJob } from '../../format-job.js';
-import { envelope, jobDetails, jobJson } from '../../output.js';
+import { envelope, jobDetails, jobJson, warnUnreachable } from '../../output.js';
 import { UsageError } from '../../usage-error.js';
 
 const HELP = `Usage: yonder status JOB... [--no-refresh] [--json | --format TEMPLATE | -q]
@@ -9,9 +10,10 @@ const HELP = `Usage: yonder status JOB... [--no-refresh] [--json | --format TEMP
 Show jobs in full, with their history, after refreshing them.
 
   --no-refresh        show the ledger as it is, without asking any scheduler
-  --json              the jobs as JSON (one object for one job, an array for several)
+  --json              the jobs as JSON: always an array, one object per job named
   --format TEMPLATE   one line per job: {field} placeholders over the JSON record, e.g. '{state}'
-                      or '{id} {state} {exitCode}' (nested fields by dots: {error.code})
+                      or '{id} {state} {exitCode}' (nested fields by dots: {error.code}); a value
+                      mapped to another word: '{state:succeeded=success,failed=failed,*=running}'
   -q, --quiet         the ids only
 `;
 
@@ -34,10 +36,10 @@ export const run: Command = async (argv, { io, runtime }) => {
   const format = values.format === undefined ? undefined : String(values.format);
   if (format !== undefined) checkFormat(format);
   const jobs = await runtime().manager.status(positionals, { refresh: !values['no-refresh'] });
+  warnUnreachable(io, runtime().manager.failingTargets(jobs));
   if (format !== undefined) io.stdout(jobs.map((job) => formatJob(format, job, io.color)).join(''));
   else if (values.quiet) io.stdout(jobs.map((job) => `${job.id}\n`).join(''));
-  else if (values.json)
-    io.stdout(envelope(positionals.length === 1 ? jobJson(jobs[0]!) : jobs.map(jobJson)));
+  else if (values.json) io.stdout(envelope(jobs.map(jobJson)));
   else io.stdout(jobs.map((job) => jobDetails(io, job)).join('\n'));
   return 0;
 };

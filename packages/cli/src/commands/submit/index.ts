@@ -1,6 +1,6 @@
 /** `yonder submit`: read the job from the command line (and the files it names) and submit it. */
 import { resolve } from 'node:path';
-import type { JobSpec, JsonObject, Resources } from '@yonder/core';
+import type { JobSpec, JsonObject } from '@yonder/core';
 import {
   ENV_NAME_PATTERN,
   isReservedKey,
@@ -9,14 +9,19 @@ import {
   parseJson,
   readInputFile,
 } from '@yonder/core/backend-kit';
-import { integerOption, pairs, parse } from '../../args.js';
+import { pairs, parse } from '../../args.js';
 import type { Command } from '../../command.js';
+import { checkFormat, formatJob } from '../../format-job.js';
 import { envelope, jobJson } from '../../output.js';
+import { RESOURCE_OPTIONS, readResources, readSchedulerOptions } from '../../resource-flags.js';
 import { UsageError } from '../../usage-error.js';
+import { submitBatch } from './submit-batch.js';
 
 const HELP = `Usage: yonder submit [options] -- COMMAND [ARG...]
+       yonder submit --batch FILE|- [options]
 
-Submit COMMAND (run without a shell) and print the new job's id.
+Submit COMMAND (run without a shell) and print the new job's id. Resources and scheduler
+options the profile sets as defaults apply unless given here.
 
   --profile P            profile to submit through (default: $YONDER_PROFILE, else "local")
   --name N               job name (default: the program's name)
@@ -29,7 +34,14 @@ Submit COMMAND (run without a shell) and print the new job's id.
                          resources, for backends that honour them
   --scheduler-option ARG extra scheduler argument, passed as one word (repeatable)
   --cwd DIR              directory the job runs in on the target
-  --json                 print the job as JSON
+  --batch FILE|-         submit one job per line of FILE (or stdin): JSON objects with the fields
+                         argv (required), name, env, settings, resources (or time, cpus, memory,
+                         gpus, nodes, partition, account, qos), schedulerOptions, cwd; the options
+                         above are their defaults. Prints one id per line, in order; a job the
+                         target refused is named by its line on stderr (exit 1)
+  --json                 print the job as JSON (with --batch: an array, one entry per line)
+  --format TEMPLATE      print the job through a template, as yonder status does ('{id} {state}')
+  -q, --quiet            print the id only (the default; for workflow engines that pass -q)
 `;
 
 /** Read a file an option names, as a usage error naming the option when it cannot be. */
@@ -97,16 +109,11 @@ export const run: Command = async (argv, { io, runtime }) => {
       env: { type: 'string', multiple: true },
       secret: { type: 'string', multiple: true },
       'secrets-file': { type: 'string' },
-      time: { type: 'string' },
-      cpus: { type: 'string' },
-      memory: { type: 'string' },
-      gpus: { type: 'string' },
-      nodes: { type: 'string' },
-      partition: { type: 'string' },
-      account: { type: 'string' },
-      qos: { type: 'string' },
-      'scheduler-option': { type: 'string', multiple: true },
+      ...RESOURCE_OPTIONS,
       cwd: { type: 'string' },
+      batch: { type: 'string' },
+      format: { type: 'string' },
+      quiet: { type: 'boolean', short: 'q' },
       json: { type: 'boolean' },
     },
     'submit',
@@ -115,7 +122,9 @@ export const run: Command = async (argv, { io, runtime }) => {
     io.stdout(HELP);
     return 0;
   }
-  if (rest === null) {
+  if (values.batch !== undefined && rest !== null)
+    throw new UsageError('--batch reads the commands from its file: give no command after "--".');
+  if (rest === null && values.batch === undefined) {
     throw new UsageError(
       positionals.length > 0
         ? `Put the command after "--": yonder submit [options] -- ${positionals.join(' ')}`
@@ -124,7 +133,7 @@ export const run: Command = async (argv, { io, runtime }) => {
   }
   if (positionals.length > 0)
     throw new UsageError(`Unexpected argument "${positionals[0]}" before "--".`);
-  if (rest.length === 0) throw new UsageError('No command given after "--".');
+  if (rest?.length === 0) throw new UsageError('No command given after "--".');
 
   const secrets: Record<string, string> = values['secrets-file']
     ? readSecretsFile(String(values['secrets-file']), io.cwd)
@@ -144,31 +153,34 @@ export const run: Command = async (argv, { io, runtime }) => {
     delete io.env[name];
     delete process.env[name];
   }
-  const resources: Resources = {};
-  if (values.time !== undefined) resources.time = String(values.time);
-  if (values.memory !== undefined) resources.memory = String(values.memory);
-  const cpus = integerOption(values.cpus, 'cpus', 1);
-  if (cpus !== undefined) resources.cpus = cpus;
-  const gpus = integerOption(values.gpus, 'gpus', 0);
-  if (gpus !== undefined) resources.gpus = gpus;
-  const nodes = integerOption(values.nodes, 'nodes', 1);
-  if (nodes !== undefined) resources.nodes = nodes;
-  for (const key of ['partition', 'account', 'qos'] as const) {
-    if (values[key] !== undefined) resources[key] = String(values[key]);
-  }
   const spec: JobSpec = {
-    argv: rest,
+    argv: rest ?? [],
     env: pairs(values.env, 'env'),
     secrets,
-    resources,
-    schedulerOptions: (values['scheduler-option'] as string[] | undefined) ?? [],
+    resources: readResources(values),
+    schedulerOptions: readSchedulerOptions(values),
   };
   if (values.name !== undefined) spec.name = String(values.name);
   if (values.settings !== undefined) spec.settings = readSettings(String(values.settings), io.cwd);
   if (values.cwd !== undefined) spec.cwd = resolve(io.cwd, String(values.cwd));
-  const profile =
-    (values.profile as string | undefined) || io.env.YONDER_PROFILE?.trim() || 'local';
-  const job = await runtime().manager.submit(spec, { profile });
-  io.stdout(values.json ? envelope(jobJson(job)) : `${job.id}\n`);
+  const profile = profileOf(values.profile, io.env);
+  const onWarning = (message: string) => io.stderr(`yonder: warning: ${message}\n`);
+  if (values.batch !== undefined)
+    return submitBatch(String(values.batch), spec, {
+      profile,
+      json: Boolean(values.json),
+      io,
+      runtime,
+    });
+  const format = values.format === undefined ? undefined : String(values.format);
+  if (format !== undefined) checkFormat(format);
+  const job = await runtime().manager.submit(spec, { profile, onWarning });
+  if (format !== undefined) io.stdout(formatJob(format, job, io.color));
+  else io.stdout(values.json ? envelope(jobJson(job)) : `${job.id}\n`);
   return 0;
 };
+
+/** The profile a submit goes through: --profile, else $YONDER_PROFILE, else local. */
+export function profileOf(flag: unknown, env: NodeJS.ProcessEnv): string {
+  return (flag as string | undefined) || env.YONDER_PROFILE?.trim() || 'local';
+}

@@ -10,6 +10,7 @@ import type { JsonObject } from '../../json/json-value.js';
 import { cachedProbe } from '../../probe/probe-cache.js';
 import { readRemoteLog } from '../../remote/read-remote-log.js';
 import { jobPayload, outputField } from '../../remote/remote-scripts.js';
+import { removeJobDirectories } from '../../remote/remove-job-directories.js';
 import type {
   BackendCapabilitiesV1,
   BackendContextV1,
@@ -358,6 +359,15 @@ export function createWorkstationBackend(
     async readLog(job, readOptions, context) {
       return readRemoteLog(context.transport, String(job.data.log ?? ''), readOptions);
     },
+
+    cleanup: (jobs, context) =>
+      removeJobDirectories(
+        context.transport,
+        jobs.map((job) => ({
+          id: job.id,
+          jobDir: typeof job.data.jobDir === 'string' ? job.data.jobDir : '',
+        })),
+      ),
   };
 
   /** Start one job: its files come on stdin, its values as arguments, never in the script. */

@@ -193,6 +193,18 @@ export interface ReadLogOptionsV1 {
   readonly maxBytes?: number;
 }
 
+/** What became of a job's files on its target when they were cleaned up. */
+export type CleanupOutcomeV1 =
+  | { readonly kind: 'removed' }
+  /** There was nothing to remove (never made, or removed before). */
+  | { readonly kind: 'absent' }
+  /** Left in place: not the job's own to remove (a link, another user's), or it could not be removed. */
+  | { readonly kind: 'kept'; readonly reason: string }
+  | {
+      readonly kind: 'failed';
+      readonly error: { readonly code: string; readonly message: string };
+    };
+
 /** What `profile check` found. */
 export interface ProbeReportV1 {
   readonly ok: boolean;
@@ -268,6 +280,18 @@ export interface BackendV1<Options = JsonObject> {
     context: BackendContextV1<Options>,
     options: { readonly force: boolean },
   ): Promise<ReadonlyMap<string, CancelOutcomeV1>>;
+  /**
+   * Optional: remove what the jobs left on the target (their job directories), all in one
+   * command per target, for jobs yonder is about to forget (`yonder rm`, `prune`). Only ever
+   * called for terminal jobs. Never follow a link, and never remove what is not the user's own:
+   * such an entry is `kept`, with the reason. `removeJobDirectories` from
+   * `@yonder/core/backend-kit` does all of this for job directories on the target.
+   * @throws YonderError when the target cannot be reached at all.
+   */
+  cleanup?(
+    jobs: readonly BackendJobV1<Options>[],
+    context: BackendContextV1<Options>,
+  ): Promise<ReadonlyMap<string, CleanupOutcomeV1>>;
   /**
    * Read a piece of the job's log, as bytes with byte offsets (see `ReadLogOptionsV1` for where
    * it starts). Never decode the bytes, and never compute an offset from decoded text; a log that

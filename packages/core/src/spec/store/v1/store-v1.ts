@@ -61,6 +61,19 @@ export interface StoreV1 {
    */
   updateJob(id: string, change: (job: JobRecord) => JobRecord | undefined): Promise<JobRecord>;
   listJobs(options?: ListJobsOptionsV1): Promise<ListJobsResultV1>;
+  /**
+   * Optional: forget a job: its record and whatever the store keeps beside it (its settings).
+   * Returns whether it existed. Without it, `yonder rm` and `prune` are refused.
+   * @throws YonderError `E_STORE` when it cannot be removed.
+   */
+  removeJob?(id: string): Promise<boolean>;
+  /**
+   * Optional: keep a job's settings (the JSON text it was submitted with) beside its record,
+   * so the job can be submitted again. Without it, a job with settings cannot be resubmitted.
+   */
+  saveJobSettings?(id: string, text: string): Promise<void>;
+  /** Optional, with `saveJobSettings`: the settings text kept for a job, if any. */
+  getJobSettings?(id: string): Promise<string | undefined>;
 
   /**
    * Try to take the lease `key` for at most `ttlMs`. Undefined when a live holder has it.
