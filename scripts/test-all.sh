@@ -14,7 +14,7 @@ if [ "$(id -u)" = 0 ]; then
   # Chromium, the browser that @yonder/ui's browser tests and `pnpm bench` drive (playwright-core
   # with the system executable; no browser is downloaded); faketime, the wall clock stepped under
   # a running command (packages/reliability/src/clock.test.ts); Snakemake (Debian's, 7.x), a real
-  # workflow client of yonder (docs/snakemake.integration.test.ts on the local backend,
+  # workflow client of yonder (packages/cli/src/snakemake.integration.test.ts on the local backend,
   # docs/snakemake-slurm.integration.test.ts on the Slurm profile).
   export DEBIAN_FRONTEND=noninteractive
   missing=()
