@@ -1,5 +1,6 @@
 /** How the CLI writes: where output goes, colour, the JSON envelope, and jobs as tables and details. */
 import type { JobRecord, JobState } from '@yonder/core';
+import { containerLine } from './container-options.js';
 import { escapeControlCharacters, formatTable } from './format-table.js';
 import { watchStdout } from './stdout-pipe.js';
 
@@ -122,6 +123,7 @@ export function jobDetails(io: Io, job: JobRecord): string {
   add('Failure', job.failureKind);
   add('External id', job.externalId);
   add('Command', job.spec.argv.map((word) => JSON.stringify(word)).join(' '));
+  add('Container', containerLine(job));
   add('Created', job.createdAt);
   add('Started', job.startedAt);
   add('Finished', job.finishedAt);

@@ -1,4 +1,5 @@
 import type { JsonValue } from '../json/json-value.js';
+import type { ContainerSpec } from './container.js';
 
 /** A named execution target: which backend, where, and how. */
 export interface Profile {
@@ -32,4 +33,6 @@ export interface Profile {
   ssh?: Readonly<Record<string, JsonValue>>;
   /** Backend-specific options, validated against the backend's schema. */
   options?: Record<string, JsonValue>;
+  /** The container jobs of this profile run in by default (a job's own `container` wins). */
+  container?: ContainerSpec;
 }

@@ -4,6 +4,7 @@ import { YonderError } from '@yonder/core';
 import { chooseTransport, isReservedKey, normaliseProfile } from '@yonder/core/backend-kit';
 import { integerOption, numberOption, parse } from '../../args.js';
 import type { Command, CommandContext } from '../../command.js';
+import { CONTAINER_HELP, CONTAINER_OPTIONS, containerFromOptions } from '../../container-options.js';
 import { issueText } from '../../error-text.js';
 import { envelope } from '../../output.js';
 import { profileJsonSchema } from '../../profile-schema.js';
@@ -14,6 +15,7 @@ const HELP = `Usage:
                  [--pending-timeout S] [--poll-seconds S] [--cancel-grace S] [--set KEY=VALUE]...
                  [--transport T] [--transport-set KEY=VALUE]...
                  [--ssh-config FILE] [--accept-new-host-keys] [--max-channels N] [--force] [--json]
+                 [--container-image I --container-runtime R --bind SRC:DST[:MODE]...]
   yonder profile list [--json]
   yonder profile show NAME [--json]
   yonder profile remove NAME [--json]
@@ -33,7 +35,10 @@ acceptNewHostKeys and maxChannels.
 --set sets a backend option (KEY may be a dotted path); values are read as JSON when the
 backend's schema wants a number, boolean, list or object; --transport-set likewise for the
 transport's schema. --force replaces an existing profile.
-`;
+
+The container flags set the container the profile's jobs run in by default (a job's own flags
+win; its --bind follow the profile's):
+${CONTAINER_HELP}`;
 
 /** Read a `--set` value as the backend's schema wants it. */
 function optionValue(schema: TSchema | undefined, path: string[], raw: string): JsonValue {
@@ -102,6 +107,7 @@ async function add(argv: string[], { io, runtime }: CommandContext): Promise<num
       'accept-new-host-keys': { type: 'boolean' },
       'max-channels': { type: 'string' },
       set: { type: 'string', multiple: true },
+      ...CONTAINER_OPTIONS,
       force: { type: 'boolean' },
       json: { type: 'boolean' },
     },
@@ -136,6 +142,8 @@ async function add(argv: string[], { io, runtime }: CommandContext): Promise<num
   const grace = numberOption(values['cancel-grace'], 'cancel-grace');
   if (grace !== undefined) profile.cancelGraceSeconds = grace;
   if (values.transport !== undefined) profile.transport = String(values.transport);
+  const container = containerFromOptions(values);
+  if (container) profile.container = container;
   const sets = (values.set as string[] | undefined) ?? [];
   const transportSets = (values['transport-set'] as string[] | undefined) ?? [];
   // The schemas say how to read the values; validation below reports what cannot be found.
@@ -181,6 +189,7 @@ function describe(profile: Profile): string {
     lines.push(`Cancel grace: ${profile.cancelGraceSeconds}s`);
   for (const [key, value] of Object.entries(profile.options ?? {}))
     lines.push(`Option:    ${key} = ${JSON.stringify(value)}`);
+  if (profile.container) lines.push(`Container: ${JSON.stringify(profile.container)}`);
   return `${lines.join('\n')}\n`;
 }
 

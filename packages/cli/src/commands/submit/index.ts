@@ -11,6 +11,7 @@ import {
 } from '@yonder/core/backend-kit';
 import { integerOption, pairs, parse } from '../../args.js';
 import type { Command } from '../../command.js';
+import { CONTAINER_HELP, CONTAINER_OPTIONS, containerFromOptions } from '../../container-options.js';
 import { envelope, jobJson } from '../../output.js';
 import { UsageError } from '../../usage-error.js';
 
@@ -28,7 +29,8 @@ Submit COMMAND (run without a shell) and print the new job's id.
   --time T --cpus N --memory M --gpus N --nodes N --partition P --account A --qos Q
                          resources, for backends that honour them
   --scheduler-option ARG extra scheduler argument, passed as one word (repeatable)
-  --cwd DIR              directory the job runs in on the target
+  --cwd DIR              directory the job runs in on the target (in a container: inside it)
+${CONTAINER_HELP}  --no-container         run in no container, whatever the profile says
   --json                 print the job as JSON
 `;
 
@@ -107,6 +109,7 @@ export const run: Command = async (argv, { io, runtime }) => {
       qos: { type: 'string' },
       'scheduler-option': { type: 'string', multiple: true },
       cwd: { type: 'string' },
+      ...CONTAINER_OPTIONS,
       json: { type: 'boolean' },
     },
     'submit',
@@ -166,6 +169,8 @@ export const run: Command = async (argv, { io, runtime }) => {
   if (values.name !== undefined) spec.name = String(values.name);
   if (values.settings !== undefined) spec.settings = readSettings(String(values.settings), io.cwd);
   if (values.cwd !== undefined) spec.cwd = resolve(io.cwd, String(values.cwd));
+  const container = containerFromOptions(values);
+  if (container !== undefined) spec.container = container;
   const profile =
     (values.profile as string | undefined) || io.env.YONDER_PROFILE?.trim() || 'local';
   const job = await runtime().manager.submit(spec, { profile });
