@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run every test: set up the workspace, start the services the integration tests need
-# (as root: the two test users, task-spooler, Chromium, a one-node Slurm, sshd on loopback),
+# (as root: the two test users, podman and its test image, task-spooler, Chromium, a one-node Slurm, sshd on loopback),
 # then build, lint, typecheck, publint and test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -8,6 +8,8 @@ bash scripts/setup.sh
 if [ "$(id -u)" = 0 ]; then
   # The victim and attacker accounts of the shared-machine tests (packages/cli/src/shared-machine).
   bash scripts/test-users.sh
+  # podman (rootless for the victim, and as root) and the test image the container tests run.
+  bash scripts/containers.sh
   # task-spooler: the queue of the out-of-tree example plugin (examples/yonder-backend-tsp).
   if ! command -v tsp >/dev/null 2>&1; then
     export DEBIAN_FRONTEND=noninteractive

@@ -59,7 +59,7 @@ export const CONTAINER_CHECK_FUNCTIONS = `container_check() {
  * that made it), and the options carry the marker into the container, where cancel finds it.
  *
  * podman runs `run --rm --init --env-file=/dev/stdin OPTIONS IMAGE ARGV`, with
- * `--userns=keep-id` when not root; the secrets reach it as `NAME=value` lines on a pipe, never
+ * `--userns=keep-id` when not root and the wrapper's umask; the secrets reach it as `NAME=value` lines on a pipe, never
  * in its argv or environment. The launcher waits for podman, surviving the TERM of a cancel
  * (podman passes it into the container and removes the container before it exits), and exits
  * with its status. apptainer is exec'd as `exec OPTIONS IMAGE ARGV`; its variables come from
@@ -85,6 +85,7 @@ yonder_i=0
 while [ "$yonder_i" -lt "$yonder_c" ]; do yonder_a=$1; shift; set -- "$@" "$yonder_a"; yonder_i=$((yonder_i + 1)); done
 case $yonder_rt in
   podman)
+    set -- "--umask=$(umask)" "$@"
     if [ "$(id -u)" != 0 ]; then set -- --userns=keep-id "$@"; fi
     trap ':' TERM HUP INT
     printf '%s' "$yonder_payload" | podman run --rm --init --env-file=/dev/stdin "$@"
