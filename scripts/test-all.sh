@@ -8,8 +8,6 @@ bash scripts/setup.sh
 if [ "$(id -u)" = 0 ]; then
   # The victim and attacker accounts of the shared-machine tests (packages/cli/src/shared-machine).
   bash scripts/test-users.sh
-  # podman (rootless for the victim, and as root) and the test image the container tests run.
-  bash scripts/containers.sh
   # task-spooler: the queue of the out-of-tree example plugin (examples/yonder-backend-tsp).
   if ! command -v tsp >/dev/null 2>&1; then
     export DEBIAN_FRONTEND=noninteractive
@@ -26,6 +24,9 @@ if [ "$(id -u)" = 0 ]; then
   for service in scripts/slurm-cluster.sh scripts/sshd-hosts.sh; do
     if [ -f "$service" ]; then bash "$service" start; fi
   done
+  # podman (as root, and rootless for the victim and the sshd hosts' user) and the test image
+  # the container tests run.
+  bash scripts/containers.sh
 else
   echo "test-all: not root, so Slurm, sshd, task-spooler and Chromium are not set up; the tests that need them fail, naming the command that starts them." >&2
 fi

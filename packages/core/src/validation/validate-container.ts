@@ -66,6 +66,8 @@ export function parseBind(value: unknown, path: string): BindMount | ValidationI
       },
     ];
   const [rawSource, rawDestination, rawMode = 'ro'] = parts as [string, string, string?];
+  if (rawMode.startsWith('/'))
+    return [{ path, message: `${BIND_FORM}, got "${value}" (neither path may contain ":")` }];
   const issues: ValidationIssue[] = [];
   if (rawMode !== 'ro' && rawMode !== 'rw')
     issues.push({ path, message: `the mode "${rawMode}" must be ro or rw` });
