@@ -1,5 +1,6 @@
 /** The container flags shared by `submit` and `profile add`: their parse options, their help, the container they ask for, and its line in `status`. */
-import type { ContainerRuntime, ContainerSpec, JobRecord } from '@yonder/core';
+import type { JobRecord } from '@yonder/core';
+import type { ContainerRuntime, ContainerSpec } from '@yonder/core/backend-kit';
 import { pairs } from './args.js';
 import { UsageError } from './usage-error.js';
 

@@ -5,6 +5,16 @@
  * state names. Nothing here changes a job's state; the JobManager alone does.
  */
 export { exitObservation } from '../backend/exit-observation.js';
+export {
+  type ContainerJob,
+  type ContainerLaunch,
+  containerLaunch,
+  launcherArgv,
+} from '../container/container-launch.js';
+export {
+  CONTAINER_CHECK_FUNCTIONS,
+  CONTAINER_LAUNCH_SCRIPT,
+} from '../container/container-scripts.js';
 export { readLogFile } from '../backend/local/read-log-file.js';
 export type { PluginKind } from '../errors/no-such-plugin-error.js';
 export { assertValid } from '../errors/validation-error.js';
@@ -39,6 +49,13 @@ export {
 } from '../remote/remote-scripts.js';
 export { sliceLog, tailLinesStart } from '../remote/slice-log.js';
 export { renderEnvFile } from '../shell/render-env-file.js';
+export {
+  CONTAINER_RUNTIMES,
+  type ContainerImage,
+  type ContainerRuntime,
+  type ContainerSpec,
+  type ResolvedContainer,
+} from '../spec/container.js';
 export { shJoin, shQuote } from '../shell/sh-quote.js';
 export {
   isActive,
@@ -113,4 +130,12 @@ export {
   parseExternalId,
   trimTrailingSlash,
 } from '../validation/validate-fields.js';
+export {
+  type BindMount,
+  containerBinds,
+  containerPlacementIssues,
+  parseBind,
+  resolveContainer,
+  validateContainerFields,
+} from '../validation/validate-container.js';
 export { validateJobSpec, validateResources } from '../validation/validate-job-spec.js';

@@ -1,6 +1,6 @@
 /** The argv yonder hands podman and apptainer, against expectations recorded from their documentation, and the launcher run for real with recording `podman`/`apptainer`/`id` shims in a bin directory. */
 import { spawnSync } from 'node:child_process';
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { hostileWords } from '@yonder/test-helpers';
@@ -214,11 +214,13 @@ describe('podman argv', () => {
   });
 
   it('keeps every argv word literal and passes the job’s exit status on', () => {
-    const words = hostileWords();
+    const canary = join(scratch, 'canary');
+    const words = hostileWords(canary);
     const ran = run('1000', ['sh', '-c', 'printf "%s\\n" "$#"; exit 7', 'sh', ...words]);
     expect(ran.result.status).toBe(7);
     expect(ran.result.stdout).toBe(`${words.length}\n`);
     expect(ran.argv.slice(-words.length)).toEqual(words);
+    expect(existsSync(canary)).toBe(false);
   });
 
   it('refuses a secret name that is not a variable name, running nothing', () => {

@@ -14,12 +14,6 @@ export type {
   SubmitRequestV1,
   SubmitResultV1,
 } from './backend/v1/backend-v1.js';
-export type {
-  ContainerImage,
-  ContainerRuntime,
-  ContainerSpec,
-  ResolvedContainer,
-} from './container.js';
 export {
   type FailureKind,
   type JobRecord,
