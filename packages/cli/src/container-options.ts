@@ -43,7 +43,8 @@ export function containerFromOptions(values: Values): ContainerSpec | null | und
     gpus !== undefined ||
     Object.keys(env).length > 0;
   if (values['no-container']) {
-    if (given) throw new UsageError('--no-container cannot be combined with other container flags.');
+    if (given)
+      throw new UsageError('--no-container cannot be combined with other container flags.');
     return null;
   }
   if (!given) return undefined;
@@ -62,7 +63,9 @@ export function containerLine(job: JobRecord): string | undefined {
   const container = job.spec.container;
   if (!container) return undefined;
   const image = job.containerImage;
-  const id = image ? ` (${image.id}${image.digest && image.digest !== image.id ? `, digest ${image.digest}` : ''})` : '';
+  const id = image
+    ? ` (${image.id}${image.digest && image.digest !== image.id ? `, digest ${image.digest}` : ''})`
+    : '';
   const binds = container.binds.length > 0 ? `; binds ${container.binds.join(' ')}` : '';
   return `${container.runtime} ${container.image}${id}${binds}`;
 }

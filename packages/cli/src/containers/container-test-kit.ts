@@ -36,7 +36,8 @@ export function requirePodman(): void {
 
 /** `podman ARGS` as `user` (null: root), to its end; throws when it fails. */
 export function podmanAs(user: string | null, args: readonly string[]): string {
-  const argv = user === null ? ['podman', ...args] : ['runuser', '-u', user, '--', 'podman', ...args];
+  const argv =
+    user === null ? ['podman', ...args] : ['runuser', '-u', user, '--', 'podman', ...args];
   const home = user === null ? '/root' : join('/home', user);
   const result = spawnSync(argv[0] as string, argv.slice(1), {
     cwd: '/',
@@ -91,12 +92,17 @@ export interface ContainerUser {
   /** A new directory of the user's (0700) under their scratch directory. */
   dir(name: string): string;
   yonder(args: readonly string[], env?: Record<string, string>): Promise<CliResult>;
-  yonderJson(args: readonly string[], env?: Record<string, string>): Promise<CliResult & { doc: Raw }>;
+  yonderJson(
+    args: readonly string[],
+    env?: Record<string, string>,
+  ): Promise<CliResult & { doc: Raw }>;
 }
 
 function withJson(args: readonly string[]): string[] {
   const split = args.indexOf('--');
-  return split < 0 ? [...args, '--json'] : [...args.slice(0, split), '--json', ...args.slice(split)];
+  return split < 0
+    ? [...args, '--json']
+    : [...args.slice(0, split), '--json', ...args.slice(split)];
 }
 
 function parsed(result: CliResult, args: readonly string[]): CliResult & { doc: Raw } {

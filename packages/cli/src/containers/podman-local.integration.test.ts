@@ -120,14 +120,22 @@ describe.each([
     );
     expect(submitted.code).toBe(0);
     const id = submitted.stdout.trim();
-    await until(() => existsSync(join(out, 'ready')), 60_000, 'the job to start in its container');
-    const holding = processesHolding(secret);
+    let holding: ReturnType<typeof processesHolding>;
+    try {
+      await until(
+        () => existsSync(join(out, 'ready')),
+        60_000,
+        'the job to start in its container',
+      );
+      holding = processesHolding(secret);
+    } finally {
+      writeFileSync(join(out, 'go'), '');
+    }
     expect(holding.cmdline).toEqual([]);
     const runtimes = holding.environ.filter((entry) =>
       /^\d+: (\S*\/)?(podman|conmon|catatonit)( |$)/.test(entry),
     );
     expect(runtimes).toEqual([]);
-    writeFileSync(join(out, 'go'), '');
     expect((await user.yonder(['wait', id])).code).toBe(0);
     expect((await user.yonder(['logs', id])).stdout).toBe(`${secret}\n`);
   });

@@ -40,7 +40,10 @@ beforeAll(async () => {
   const env = sshHostsEnv();
   remoteUser = env.YONDER_SSH_USER as string;
   const user = lookUp(remoteUser);
-  if (!user) throw new Error(`The ssh hosts' user ${remoteUser} is missing: bash scripts/sshd-hosts.sh start`);
+  if (!user)
+    throw new Error(
+      `The ssh hosts' user ${remoteUser} is missing: bash scripts/sshd-hosts.sh start`,
+    );
   remote = user;
   state = mkdtempSync(join('/tmp', 'yonder-containers-ssh-'));
   onCleanup(() => rmSync(state, { recursive: true, force: true }));
@@ -144,7 +147,16 @@ describe('podman on the ssh backend, from the profile’s container defaults', (
     expect(refused.stderr).toContain(
       `container.binds.0: the source ${state}/only-here does not exist on the target`,
     );
-    const plain = await yonder(['submit', '--profile', 'box', '--no-container', '--', 'sh', '-c', 'test -e /etc/yonder-image || echo host']);
+    const plain = await yonder([
+      'submit',
+      '--profile',
+      'box',
+      '--no-container',
+      '--',
+      'sh',
+      '-c',
+      'test -e /etc/yonder-image || echo host',
+    ]);
     expect(plain.code, plain.stderr).toBe(0);
     const id = plain.stdout.trim();
     expect((await yonder(['wait', id, '--timeout', '60'])).code).toBe(0);

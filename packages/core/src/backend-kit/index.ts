@@ -5,17 +5,18 @@
  * state names. Nothing here changes a job's state; the JobManager alone does.
  */
 export { exitObservation } from '../backend/exit-observation.js';
+export { readLogFile } from '../backend/local/read-log-file.js';
 export {
   type ContainerJob,
   type ContainerLaunch,
   containerLaunch,
   launcherArgv,
+  requestLaunch,
 } from '../container/container-launch.js';
 export {
   CONTAINER_CHECK_FUNCTIONS,
   CONTAINER_LAUNCH_SCRIPT,
 } from '../container/container-scripts.js';
-export { readLogFile } from '../backend/local/read-log-file.js';
 export type { PluginKind } from '../errors/no-such-plugin-error.js';
 export { assertValid } from '../errors/validation-error.js';
 export {
@@ -49,6 +50,7 @@ export {
 } from '../remote/remote-scripts.js';
 export { sliceLog, tailLinesStart } from '../remote/slice-log.js';
 export { renderEnvFile } from '../shell/render-env-file.js';
+export { shJoin, shQuote } from '../shell/sh-quote.js';
 export {
   CONTAINER_RUNTIMES,
   type ContainerImage,
@@ -56,7 +58,6 @@ export {
   type ContainerSpec,
   type ResolvedContainer,
 } from '../spec/container.js';
-export { shJoin, shQuote } from '../shell/sh-quote.js';
 export {
   isActive,
   isJobState,
@@ -118,6 +119,14 @@ export {
   RESERVED_KEYS,
 } from '../validation/reserved-keys.js';
 export {
+  type BindMount,
+  containerBinds,
+  containerPlacementIssues,
+  parseBind,
+  resolveContainer,
+  validateContainerFields,
+} from '../validation/validate-container.js';
+export {
   checkAbsolutePath,
   checkHost,
   checkText,
@@ -130,12 +139,4 @@ export {
   parseExternalId,
   trimTrailingSlash,
 } from '../validation/validate-fields.js';
-export {
-  type BindMount,
-  containerBinds,
-  containerPlacementIssues,
-  parseBind,
-  resolveContainer,
-  validateContainerFields,
-} from '../validation/validate-container.js';
 export { validateJobSpec, validateResources } from '../validation/validate-job-spec.js';

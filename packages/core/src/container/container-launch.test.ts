@@ -25,7 +25,11 @@ const APPTAINER: ResolvedContainer = {
   env: { OMP_NUM_THREADS: '4' },
 };
 
-const PODMAN: ResolvedContainer = { ...APPTAINER, runtime: 'podman', image: 'localhost/pipeline:1' };
+const PODMAN: ResolvedContainer = {
+  ...APPTAINER,
+  runtime: 'podman',
+  image: 'localhost/pipeline:1',
+};
 
 /**
  * apptainer's own words (`apptainer exec --help`, "Bind Paths and Mounts", "Environment and
@@ -67,6 +71,7 @@ const RECORDED_PODMAN_ARGV = [
   '--init',
   '--env-file=/dev/stdin',
   '--userns=keep-id',
+  '--name=yonder-abc123-PID',
   '--umask=0027',
   '--pull=never',
   '--label=yonder.job=abc123',
@@ -143,11 +148,22 @@ function launch(
 describe('apptainer argv', () => {
   it('is the recorded one: contained, clean, no home, the job directory and binds, --nv', () => {
     const built = containerLaunch(APPTAINER, JOB);
-    expect(built.check).toEqual(['apptainer', '/images/pipeline.sif', '2', '/data/in', '/data/out']);
-    const ran = launch('apptainer', '/images/pipeline.sif', [...built.args.slice(0, -4), 'sh', '-c', 'exit 0'], {
-      ...built.env,
-      ...built.secrets,
-    });
+    expect(built.check).toEqual([
+      'apptainer',
+      '/images/pipeline.sif',
+      '2',
+      '/data/in',
+      '/data/out',
+    ]);
+    const ran = launch(
+      'apptainer',
+      '/images/pipeline.sif',
+      [...built.args.slice(0, -4), 'sh', '-c', 'exit 0'],
+      {
+        ...built.env,
+        ...built.secrets,
+      },
+    );
     expect(ran.result.status).toBe(0);
     expect(ran.argv).toEqual([...RECORDED_APPTAINER_ARGV.slice(0, -4), 'sh', '-c', 'exit 0']);
   });
@@ -189,12 +205,19 @@ describe('podman argv', () => {
       ...built.args.slice(0, -4),
       'true',
     ]);
-    const result = spawnSync('sh', ['-c', 'umask 0027; exec "$@"', 'umask', program as string, ...rest], {
-      encoding: 'utf8',
-      env: { PATH: `${bin}:/usr/bin:/bin`, ...built.env, ...built.secrets },
-    });
+    const result = spawnSync(
+      'sh',
+      ['-c', 'umask 0027; exec "$@"', 'umask', program as string, ...rest],
+      {
+        encoding: 'utf8',
+        env: { PATH: `${bin}:/usr/bin:/bin`, ...built.env, ...built.secrets },
+      },
+    );
     expect(result.stderr).toBe('');
-    const argv = readFileSync(`${record}.argv`, 'utf8').split('\0').slice(0, -1);
+    const argv = readFileSync(`${record}.argv`, 'utf8')
+      .split('\0')
+      .slice(0, -1)
+      .map((word) => word.replace(/^(--name=yonder-abc123-)\d+$/, '$1PID'));
     expect(argv).toEqual([...RECORDED_PODMAN_ARGV.slice(0, -4), 'true']);
   });
 

@@ -1,6 +1,8 @@
 /** How a job in a container is handed to its target: the check a submit makes, the launcher's arguments, and the variables and secrets as the runtime takes them. */
+import type { ValidationIssue } from '../errors/validation-error.js';
+import type { SubmitRequestV1 } from '../spec/backend/v1/backend-v1.js';
 import type { ResolvedContainer } from '../spec/container.js';
-import { containerBinds } from '../validation/validate-container.js';
+import { containerBinds, containerPlacementIssues } from '../validation/validate-container.js';
 import { CONTAINER_LAUNCH_SCRIPT } from './container-scripts.js';
 
 /** apptainer binds this read-only, as the Slurm launcher seed does: names resolve inside. */
@@ -44,7 +46,9 @@ function prefixed(
   variables: Readonly<Record<string, string>>,
   prefix: string,
 ): Record<string, string> {
-  return Object.fromEntries(Object.entries(variables).map(([name, value]) => [prefix + name, value]));
+  return Object.fromEntries(
+    Object.entries(variables).map(([name, value]) => [prefix + name, value]),
+  );
 }
 
 /** The job's variables inside the container: the container's, the job's over them, then yonder's. */
@@ -126,6 +130,30 @@ export function containerLaunch(container: ResolvedContainer, job: ContainerJob)
     env: prefixed(insideVariables(container, job), 'APPTAINERENV_'),
     secrets: prefixed(job.secrets, 'APPTAINERENV_'),
   };
+}
+
+/**
+ * A submit request's container, ready for its submit script once its job directory on the
+ * target is known: null without a container; the issues when its binds may not go there.
+ */
+export function requestLaunch(
+  request: SubmitRequestV1,
+  place: { readonly workdir: string; readonly jobDir: string; readonly argv: readonly string[] },
+): { launch: ContainerLaunch | null; issues: ValidationIssue[] } {
+  const { container } = request;
+  if (!container) return { launch: null, issues: [] };
+  const issues = containerPlacementIssues(container, place);
+  if (issues.length > 0) return { launch: null, issues };
+  const launch = containerLaunch(container, {
+    id: request.id,
+    name: request.name,
+    jobDir: place.jobDir,
+    ...(request.cwd === undefined ? {} : { cwd: request.cwd }),
+    env: request.env,
+    secrets: request.secrets,
+    argv: place.argv,
+  });
+  return { launch, issues };
 }
 
 /**

@@ -59,10 +59,12 @@ export const CONTAINER_CHECK_FUNCTIONS = `container_check() {
  * that made it), and the options carry the marker into the container, where cancel finds it.
  *
  * podman runs `run --rm --init --env-file=/dev/stdin OPTIONS IMAGE ARGV`, with
- * `--userns=keep-id` when not root and the wrapper's umask; the secrets reach it as `NAME=value` lines on a pipe, never
- * in its argv or environment. The launcher waits for podman, surviving the TERM of a cancel
- * (podman passes it into the container and removes the container before it exits), and exits
- * with its status. apptainer is exec'd as `exec OPTIONS IMAGE ARGV`; its variables come from
+ * `--userns=keep-id` when not root, the wrapper's umask and a name of its own; the secrets
+ * reach it as `NAME=value` lines on a pipe, never in its argv or environment. The launcher
+ * waits for podman and exits with its status; a TERM, HUP or INT it gets (a cancel, Slurm's
+ * scancel) it passes to the container itself with `podman kill` (podman's own forwarding runs
+ * `runc kill` as a child, which a scheduler signalling every process of the job may kill
+ * first), then waits on: podman removes the container before it exits. apptainer is exec'd as `exec OPTIONS IMAGE ARGV`; its variables come from
  * the environment as `APPTAINERENV_<NAME>`, as apptainer documents.
  */
 export const CONTAINER_LAUNCH_SCRIPT = `yonder_rt=$1; yonder_image=$2; yonder_k=$3; shift 3
@@ -76,6 +78,7 @@ while [ "$yonder_k" -gt 0 ]; do
   shift; yonder_k=$((yonder_k - 1))
 done
 yonder_value=
+yonder_name=yonder-\${YONDER_JOB_ID:-job}-$$
 unset YONDER_JOB_ID YONDER_JOB_NAME YONDER_JOB_DIR
 yonder_n=$1; shift
 yonder_c=$(($# - yonder_n)); yonder_i=0
@@ -85,10 +88,16 @@ yonder_i=0
 while [ "$yonder_i" -lt "$yonder_c" ]; do yonder_a=$1; shift; set -- "$@" "$yonder_a"; yonder_i=$((yonder_i + 1)); done
 case $yonder_rt in
   podman)
-    set -- "--umask=$(umask)" "$@"
+    set -- "--name=$yonder_name" "--umask=$(umask)" "$@"
     if [ "$(id -u)" != 0 ]; then set -- --userns=keep-id "$@"; fi
-    trap ':' TERM HUP INT
-    printf '%s' "$yonder_payload" | podman run --rm --init --env-file=/dev/stdin "$@"
+    trap 'podman kill --signal=TERM -- "$yonder_name" >/dev/null 2>&1' TERM HUP INT
+    printf '%s' "$yonder_payload" | podman run --rm --init --env-file=/dev/stdin "$@" &
+    yonder_pid=$!
+    while :; do
+      wait "$yonder_pid"; yonder_status=$?
+      kill -0 "$yonder_pid" 2>/dev/null || break
+    done
+    exit "$yonder_status"
     ;;
   apptainer) exec apptainer exec "$@" ;;
   *) printf 'yonder: %s is not a container runtime yonder drives\\n' "$yonder_rt" >&2; exit 126 ;;

@@ -28,7 +28,7 @@ describe('parseBind', () => {
   });
 
   it('keeps spaces, quotes, $(), unicode and a leading - inside a path as they are', () => {
-    const source = "/data/a b/it's \"q\"/$(id)/`id`/-rf/ünï ☃/\t";
+    const source = '/data/a b/it\'s "q"/$(id)/`id`/-rf/ünï ☃/\t';
     expect(parseBind(`${source}:/in`, 'b')).toEqual({ source, destination: '/in', mode: 'ro' });
   });
 
@@ -99,8 +99,7 @@ describe('validateContainerFields', () => {
       },
       {
         path: 'container.env.1x',
-        message:
-          'is not a valid variable name (letters, digits, "_"; not starting with a digit)',
+        message: 'is not a valid variable name (letters, digits, "_"; not starting with a digit)',
       },
     ]);
   });
@@ -116,7 +115,10 @@ describe('resolveContainer', () => {
 
   it('lays the job’s fields over the profile’s; binds follow, env merges', () => {
     expect(
-      resolveContainer({ image: 'localhost/mine', binds: ['/d:/d:rw'], env: { B: 'job' } }, profile),
+      resolveContainer(
+        { image: 'localhost/mine', binds: ['/d:/d:rw'], env: { B: 'job' } },
+        profile,
+      ),
     ).toEqual({
       container: {
         runtime: 'podman',
@@ -151,9 +153,9 @@ describe('resolveContainer', () => {
           'is required: apptainer or podman (--container-runtime, or the profile’s container.runtime)',
       },
     ]);
-    expect(
-      resolveContainer({ image: 'rel.sif' }, { runtime: 'apptainer' }).issues[0]?.path,
-    ).toBe('container.image');
+    expect(resolveContainer({ image: 'rel.sif' }, { runtime: 'apptainer' }).issues[0]?.path).toBe(
+      'container.image',
+    );
     expect(
       resolveContainer({ image: '/p.sif', gpus: 'nvidia.com/gpu=0' }, { runtime: 'apptainer' })
         .issues[0]?.path,

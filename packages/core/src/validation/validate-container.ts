@@ -131,7 +131,8 @@ export function validateContainerFields(value: unknown, path: string): Validatio
       path: `${path}.runtime`,
       message: `must be one of ${CONTAINER_RUNTIMES.join(', ')}`,
     });
-  if (spec.image !== undefined) issues.push(...checkImage(spec.image, spec.runtime, `${path}.image`));
+  if (spec.image !== undefined)
+    issues.push(...checkImage(spec.image, spec.runtime, `${path}.image`));
   if (spec.binds !== undefined) {
     if (!Array.isArray(spec.binds))
       issues.push({ path: `${path}.binds`, message: 'must be a list of SRC:DST[:ro|rw]' });
@@ -171,7 +172,8 @@ export function resolveContainer(
   if (image === undefined)
     issues.push({
       path: 'container.image',
-      message: 'is required to run in a container (--container-image, or the profile’s container.image)',
+      message:
+        'is required to run in a container (--container-image, or the profile’s container.image)',
     });
   if (runtime === undefined)
     issues.push({

@@ -4,7 +4,11 @@ import { YonderError } from '@yonder/core';
 import { chooseTransport, isReservedKey, normaliseProfile } from '@yonder/core/backend-kit';
 import { integerOption, numberOption, parse } from '../../args.js';
 import type { Command, CommandContext } from '../../command.js';
-import { CONTAINER_HELP, CONTAINER_OPTIONS, containerFromOptions } from '../../container-options.js';
+import {
+  CONTAINER_HELP,
+  CONTAINER_OPTIONS,
+  containerFromOptions,
+} from '../../container-options.js';
 import { issueText } from '../../error-text.js';
 import { envelope } from '../../output.js';
 import { profileJsonSchema } from '../../profile-schema.js';

@@ -11,7 +11,11 @@ import {
 } from '@yonder/core/backend-kit';
 import { integerOption, pairs, parse } from '../../args.js';
 import type { Command } from '../../command.js';
-import { CONTAINER_HELP, CONTAINER_OPTIONS, containerFromOptions } from '../../container-options.js';
+import {
+  CONTAINER_HELP,
+  CONTAINER_OPTIONS,
+  containerFromOptions,
+} from '../../container-options.js';
 import { envelope, jobJson } from '../../output.js';
 import { UsageError } from '../../usage-error.js';
 

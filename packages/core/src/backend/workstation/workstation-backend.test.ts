@@ -171,7 +171,19 @@ describe('submit', () => {
     mkdirSync(workdir);
     const child = spawn(
       'sh',
-      ['-c', WORKSTATION_SUBMIT_SCRIPT, 'x', workdir, 'dddddddddddd', '40:0:0', '', '', '', '0', 'true'],
+      [
+        '-c',
+        WORKSTATION_SUBMIT_SCRIPT,
+        'x',
+        workdir,
+        'dddddddddddd',
+        '40:0:0',
+        '',
+        '',
+        '',
+        '0',
+        'true',
+      ],
       { stdio: ['pipe', 'pipe', 'pipe'] },
     );
     child.stdout?.destroy();

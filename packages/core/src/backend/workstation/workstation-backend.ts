@@ -5,7 +5,7 @@
 import { hostname } from 'node:os';
 import { posix } from 'node:path';
 import { type TSchema, Type } from '@sinclair/typebox';
-import { containerLaunch } from '../../container/container-launch.js';
+import { requestLaunch } from '../../container/container-launch.js';
 import { assertValid } from '../../errors/validation-error.js';
 import { YonderError } from '../../errors/yonder-error.js';
 import type { JsonObject } from '../../json/json-value.js';
@@ -26,7 +26,6 @@ import type { ContainerImage } from '../../spec/container.js';
 import type { Profile } from '../../spec/profile.js';
 import type { RunResultV1 } from '../../spec/transport/v1/transport-v1.js';
 import { replacePlaceholder } from '../../template/render-template.js';
-import { containerPlacementIssues } from '../../validation/validate-container.js';
 import { parseExternalId } from '../../validation/validate-fields.js';
 import {
   cancelOutcome,
@@ -382,25 +381,13 @@ export function createWorkstationBackend(
       request.settingsText === undefined
         ? [...request.argv]
         : replacePlaceholder(request.argv, 'settings', `${jobDir}/settings.json`);
-    const { container } = request;
     const cwd = request.cwd ?? options.defaultCwd?.() ?? '';
-    let launch = null;
-    if (container) {
-      assertValid(
-        'E_SUBMIT_REFUSED',
-        `The job cannot run in its container on ${context.transport.target}`,
-        containerPlacementIssues(container, { workdir, jobDir }),
-      );
-      launch = containerLaunch(container, {
-        id: request.id,
-        name: request.name,
-        jobDir,
-        ...(request.cwd === undefined ? {} : { cwd: request.cwd }),
-        env: request.env,
-        secrets: request.secrets,
-        argv,
-      });
-    }
+    const { launch, issues } = requestLaunch(request, { workdir, jobDir, argv });
+    assertValid(
+      'E_SUBMIT_REFUSED',
+      `The job cannot run in its container on ${context.transport.target}`,
+      issues,
+    );
     const { input, lengths } = jobPayload(
       launch?.env ?? {
         ...request.env,
@@ -450,7 +437,7 @@ export function createWorkstationBackend(
       { pid: Number(pid), startTime: field('START') },
       machineOf(result.stdout),
     );
-    const image = container ? imageOf(field('IMAGE')) : undefined;
+    const image = launch ? imageOf(field('IMAGE')) : undefined;
     return {
       externalId: parseExternalId(pid).id,
       state: 'running',
