@@ -163,6 +163,50 @@ describe.each([
     expect(runningContainers(user.name, id)).toEqual([]);
   });
 
+  it('reports the exit status of the command inside, and a forced cancel stops a container that ignores TERM', async () => {
+    const failed = await user.yonder(['submit', ...IN_CONTAINER, '--', 'sh', '-c', 'exit 3']);
+    const failedId = failed.stdout.trim();
+    expect((await user.yonder(['wait', failedId])).code).toBe(3);
+    expect((await user.yonderJson(['status', failedId])).doc.result).toMatchObject({
+      state: 'failed',
+      exitCode: 3,
+      failureKind: 'application',
+    });
+    const profile = await user.yonder([
+      'profile',
+      'add',
+      'stubborn',
+      '--backend',
+      'local',
+      '--cancel-grace',
+      '1',
+      ...IN_CONTAINER,
+    ]);
+    expect(profile.code, profile.stderr).toBe(0);
+    const out = user.dir('out-stubborn');
+    const submitted = await user.yonder([
+      'submit',
+      '--profile',
+      'stubborn',
+      '--bind',
+      `${out}:/out:rw`,
+      '--',
+      'sh',
+      '-c',
+      'trap "" TERM; echo ready > /out/ready; while :; do sleep 1; done',
+    ]);
+    const id = submitted.stdout.trim();
+    await until(() => existsSync(join(out, 'ready')), 60_000, 'the job to start in its container');
+    const cancelled = await user.yonderJson(['cancel', id]);
+    expect(cancelled.code, cancelled.stderr).toBe(0);
+    expect((await user.yonderJson(['status', id])).doc.result.state).toBe('cancelled');
+    await until(
+      () => runningContainers(user.name, id).length === 0,
+      60_000,
+      'podman to remove the container its killed processes left',
+    );
+  });
+
   it.each([
     [
       'a bind source that does not exist',
