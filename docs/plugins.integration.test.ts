@@ -72,7 +72,6 @@ describe('docs/plugins.md', () => {
       },
     );
     expect(result.status, result.stdout + result.stderr).toBe(0);
-    // biome-ignore lint/suspicious/noControlCharactersInRegex: strips colour codes.
     expect(result.stdout.replace(/\u001b\[[0-9;]*m/g, '')).toMatch(/Tests\s+9 passed \(9\)/);
   }, 150_000);
 

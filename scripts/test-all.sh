@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Run every test: set up the workspace, start the services the integration tests need
-# (as root: the two test users, podman and its test image, task-spooler, Chromium, a one-node Slurm, sshd on loopback),
+# (as root: the two test users, the Debian packages listed below, a one-node Slurm, sshd on
+# loopback, podman and its test image),
 # then build, lint, typecheck, publint and test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -8,18 +9,23 @@ bash scripts/setup.sh
 if [ "$(id -u)" = 0 ]; then
   # The victim and attacker accounts of the shared-machine tests (packages/cli/src/shared-machine).
   bash scripts/test-users.sh
-  # task-spooler: the queue of the out-of-tree example plugin (examples/yonder-backend-tsp).
-  if ! command -v tsp >/dev/null 2>&1; then
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get install -y --no-install-recommends task-spooler >&2 ||
-      { apt-get update >&2 && apt-get install -y --no-install-recommends task-spooler >&2; }
-  fi
-  # Chromium: the browser that @yonder/ui's browser tests and `pnpm bench` drive (playwright-core
-  # with the system executable; no browser is downloaded).
-  if [ ! -x /usr/bin/chromium ]; then
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get install -y --no-install-recommends chromium >&2 ||
-      { apt-get update >&2 && apt-get install -y --no-install-recommends chromium >&2; }
+  # Debian packages the tests use, as "program package" pairs (installed when the program is missing):
+  # task-spooler, the queue of the out-of-tree example plugin (examples/yonder-backend-tsp);
+  # Chromium, the browser that @yonder/ui's browser tests and `pnpm bench` drive (playwright-core
+  # with the system executable; no browser is downloaded); faketime, the wall clock stepped under
+  # a running command (packages/reliability/src/clock.test.ts).
+  export DEBIAN_FRONTEND=noninteractive
+  missing=()
+  while read -r program package; do
+    [ -e "$program" ] || command -v "$program" >/dev/null 2>&1 || missing+=("$package")
+  done <<'PACKAGES'
+tsp task-spooler
+/usr/bin/chromium chromium
+faketime faketime
+PACKAGES
+  if [ "${#missing[@]}" -gt 0 ]; then
+    apt-get install -y -o DPkg::Lock::Timeout=600 --no-install-recommends "${missing[@]}" >&2 ||
+      { apt-get update >&2 && apt-get install -y -o DPkg::Lock::Timeout=600 --no-install-recommends "${missing[@]}" >&2; }
   fi
   for service in scripts/slurm-cluster.sh scripts/sshd-hosts.sh; do
     if [ -f "$service" ]; then bash "$service" start; fi
@@ -28,6 +34,6 @@ if [ "$(id -u)" = 0 ]; then
   # the container tests run.
   bash scripts/containers.sh
 else
-  echo "test-all: not root, so Slurm, sshd, task-spooler and Chromium are not set up; the tests that need them fail, naming the command that starts them." >&2
+  echo "test-all: not root, so Slurm, sshd, podman, task-spooler and Chromium are not set up; the tests that need them fail, naming the command that starts them." >&2
 fi
 pnpm test

@@ -79,30 +79,32 @@ export function createRuntime(env: NodeJS.ProcessEnv): Runtime {
     const known = statuses.get(name);
     if (known) return known;
     let status: PluginStatus;
-    const found = findPackage(name, from, globalModuleDirectories(env));
-    if (!found) {
-      status = {
-        package: name,
-        source,
-        ok: false,
-        missing: true,
-        error: `the package is not installed (looked from ${from.join(', ')} and the global node_modules)`,
-      };
-    } else {
-      try {
-        const module = (await import(pathToFileURL(found.entry).href)) as Record<string, unknown>;
-        const version = packageVersion(found.dir);
-        registerPlugin(registry, module, { package: name, version }, options);
-        status = { package: name, source, ok: true, version, path: found.dir };
-      } catch (error) {
+    try {
+      // Found where someone else could have put it, unresolvable, or failing as it loads:
+      // reported, never loaded, and nothing else stops.
+      const found = findPackage(name, from, globalModuleDirectories(env));
+      if (!found) {
         status = {
           package: name,
           source,
           ok: false,
-          missing: false,
-          error: toYonderError(error).message,
+          missing: true,
+          error: `the package is not installed (looked from ${from.join(', ')} and the global node_modules)`,
         };
+      } else {
+        const module = (await import(pathToFileURL(found.entry).href)) as Record<string, unknown>;
+        const version = packageVersion(found.dir);
+        registerPlugin(registry, module, { package: name, version }, options);
+        status = { package: name, source, ok: true, version, path: found.dir };
       }
+    } catch (error) {
+      status = {
+        package: name,
+        source,
+        ok: false,
+        missing: false,
+        error: toYonderError(error).message,
+      };
     }
     statuses.set(name, status);
     return status;

@@ -40,7 +40,7 @@ afterAll(() => cleanupAll());
 /**
  * A yonder CLI process that runs `yonder submit` COUNT times (the CLI's own `main`, a fresh
  * runtime and ledger handle per command, exactly as bin.js does once), printing one JSON line
- * per submit. Every 10th job is a `sleep 60` for the cancellers; the others append their id
+ * per submit. Every 10th job is a `sleep 3600` for the cancellers (long enough that it never ends by itself before its cancel, however loaded the machine); the others append their id
  * to the shared marker file, so a job that ran twice would show twice.
  */
 const SUBMITTER = `import { main } from ${JSON.stringify(DIST.cli)};
@@ -49,7 +49,7 @@ while (Date.now() < Number(startAt)) await new Promise((r) => setTimeout(r, 5));
 for (let i = 0; i < Number(count); i += 1) {
   const sleeper = i % 10 === 9;
   const argv = sleeper
-    ? ['submit', '--name', 'sleeper-' + tag + '-' + i, '--', 'sleep', '60']
+    ? ['submit', '--name', 'sleeper-' + tag + '-' + i, '--', 'sleep', '3600']
     : ['submit', '--name', 'marker-' + tag + '-' + i, '--', 'sh', '-c', 'printf "%s\\\\n" "$YONDER_JOB_ID" >> "$1"', 'marker', shared];
   let out = '';
   let err = '';
@@ -280,6 +280,10 @@ process.stdout.write(JSON.stringify(log));
     const jobs = [];
     for (let index = 0; index < 6; index += 1)
       jobs.push(await manager.submit({ argv: ['sleep', '60'] }));
+    // The first poll of a job records its start (startedAt): done here, so that every round's
+    // refresh takes as long as the next one, and none ends so late that the next round's poll
+    // falls within the minimum interval.
+    await manager.refresh({ force: true });
 
     const PROCESSES = 8;
     const ROUNDS = 5;

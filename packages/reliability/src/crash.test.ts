@@ -179,7 +179,8 @@ it(
     await watcher;
     expect(tornSeen).toEqual([]);
 
-    // No stale lock blocks progress: the next command runs at once.
+    // No stale lock blocks progress: no lock is left that a live refresh would wait on (how
+    // long the next list took is reported in the summary, not asserted: it is a speed).
     const leftLocks = lockFiles(state);
     const locksLeft = leftLocks.length;
     const emptyLocks = leftLocks.filter((path) => fileSize(path) === 0).length;
@@ -190,7 +191,6 @@ it(
     // an empty lock (1-2 per run of this test) that blocked its target or job for 5 s, and the
     // refresh waiting on it returned without polling. Locks now appear whole or not at all.
     expect(emptyLocks).toBe(0);
-    expect(next.ms).toBeLessThan(5_000);
 
     // Every record parses; the full listing works and warns about nothing.
     const records = readRecords(state);

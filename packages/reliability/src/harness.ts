@@ -235,10 +235,13 @@ export async function waitForBenchLock(log = true): Promise<void> {
   }
 }
 
-/** A directory anyone may write (for jobs run as the ssh test user), removed by cleanupAll. */
+/**
+ * A directory anyone may write (for jobs run as the ssh test user), sticky as /tmp is, so that
+ * a work directory below it may still be trusted; removed by cleanupAll.
+ */
 export function sharedDir(prefix: string): string {
   const dir = scratch(prefix);
-  execFileSync('chmod', ['0777', dir]);
+  execFileSync('chmod', ['01777', dir]);
   return dir;
 }
 

@@ -4,6 +4,7 @@
  * and profile workdirs. Every value crosses the ssh exec command line and a remote sh; it must
  * arrive byte for byte and nothing may be interpreted.
  */
+import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createSshBackend, createSshTransport } from '@yonder/backend-ssh';
@@ -72,7 +73,8 @@ it('argv, name, env, settings, cwd and workdir reach the remote job byte for byt
   const out = join(shared, 'out');
   const cwdBase = join(shared, 'cwd');
   const workdirBase = join(shared, 'workdirs');
-  for (const dir of [out, cwdBase, workdirBase]) worldWritable(dir);
+  for (const dir of [out, cwdBase]) worldWritable(dir);
+  remoteOwned(workdirBase);
   const ids: string[] = [];
   const workdirName = hostileComponent(TOKEN);
   await fc.assert(
@@ -149,13 +151,22 @@ function worldWritable(dir: string): void {
   chmodSync(dir, 0o777);
 }
 
+/**
+ * Make a private directory of the remote user's own (yonder-test): a work directory must sit
+ * below directories nobody else can change (issue 11), so a world-writable one will not do.
+ */
+function remoteOwned(dir: string): void {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  execFileSync('chown', ['yonder-test:yonder-test', dir]);
+}
+
 // Regression (found by this suite, fixed in 7d65569): the submit's DIR line was read with
 // /^DIR (.*)$/m, and in a JS regular expression `.` stops at U+2028, which a profile workdir may
 // hold: the recorded jobDir was cut at the U+2028, so every poll looked for the exit-code file in
 // the wrong directory and the job, which ran and succeeded, was declared lost.
 it('a workdir containing U+2028: the job is observed where it ran (or the profile is refused)', async () => {
   const base = join(shared, 'u2028');
-  worldWritable(base);
+  remoteOwned(base);
   const workdir = join(base, 'a\u2028b');
   const profile = sshProfile('u2028', workdir);
   const issues = await manager.validateProfile(profile);

@@ -4,6 +4,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { until } from './until.js';
 
 const ROOT = '/sys/fs/cgroup/freezer';
 let groups = 0;
@@ -11,8 +12,8 @@ let groups = 0;
 export interface Frozen {
   /** Let it run again (a SIGKILL it got meanwhile then ends it). */
   thaw(): void;
-  /** Thaw, kill what is left in the group, and remove the group. Safe to call twice. */
-  remove(): void;
+  /** Thaw, kill what is left in the group, wait for it to be empty, remove it. Safe to call twice. */
+  remove(): Promise<void>;
 }
 
 /**
@@ -32,26 +33,22 @@ export function freezeProcess(pid: number): Frozen {
   const thaw = (): void => {
     if (existsSync(group)) writeFileSync(join(group, 'freezer.state'), 'THAWED');
   };
+  const members = (): number[] =>
+    readFileSync(join(group, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean).map(Number);
   return {
     thaw,
-    remove() {
+    async remove() {
       if (!existsSync(group)) return;
       thaw();
-      for (const member of readFileSync(join(group, 'cgroup.procs'), 'utf8').split('\n')) {
+      for (const member of members()) {
         try {
-          if (member) process.kill(Number(member), 'SIGKILL');
+          process.kill(member, 'SIGKILL');
         } catch {
           /* gone */
         }
       }
-      for (let attempt = 0; attempt < 100; attempt += 1) {
-        try {
-          rmdirSync(group);
-          return;
-        } catch {
-          /* its last member is still on its way out */
-        }
-      }
+      await until(() => members().length === 0, 10_000, `the freezer group ${group} to empty`);
+      rmdirSync(group);
     },
   };
 }

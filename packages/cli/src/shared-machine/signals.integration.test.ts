@@ -136,26 +136,29 @@ describe('cancel stops the whole job', () => {
     await until(() => existsSync(pidFile), 10_000, 'the grandchild to start');
     const frozenPid = Number(readFileSync(pidFile, 'utf8'));
     const frozen = freezeProcess(frozenPid);
-    onCleanup(() => frozen.remove());
-    const cancel = await yonderJsonAs(victim, state, ['cancel', job.id]);
-    expect(cancel.code).toBe(1);
-    expect(cancel.doc.result[0]).toMatchObject({
-      state: 'running',
-      error: {
-        code: 'E_CANCEL_FAILED',
-        message: expect.stringContaining(
-          `1 process of the job survived SIGKILL (pid ${frozenPid})`,
-        ),
-      },
-    });
-    frozen.thaw();
-    await until(
-      async () =>
-        (await yonderJsonAs(victim, state, ['status', job.id])).doc.result.state === 'cancelled',
-      15_000,
-      'the job to be cancelled once its last process is gone',
-    );
-    expect(markedProcesses(job.id)).toEqual([]);
+    try {
+      const cancel = await yonderJsonAs(victim, state, ['cancel', job.id]);
+      expect(cancel.code).toBe(1);
+      expect(cancel.doc.result[0]).toMatchObject({
+        state: 'running',
+        error: {
+          code: 'E_CANCEL_FAILED',
+          message: expect.stringContaining(
+            `1 process of the job survived SIGKILL (pid ${frozenPid})`,
+          ),
+        },
+      });
+      frozen.thaw();
+      await until(
+        async () =>
+          (await yonderJsonAs(victim, state, ['status', job.id])).doc.result.state === 'cancelled',
+        15_000,
+        'the job to be cancelled once its last process is gone',
+      );
+      expect(markedProcesses(job.id)).toEqual([]);
+    } finally {
+      await frozen.remove();
+    }
   });
 });
 

@@ -60,7 +60,7 @@ beforeAll(() => {
 afterAll(() => cleanupUsers());
 
 function coreUrl(): string {
-  return `file://${join(cli.root, 'node_modules/@yonder/core/dist/index.js')}`;
+  return `file://${join(cli.root, 'node_modules/@yonder/core/dist/backend-kit/index.js')}`;
 }
 
 /** Run the worker as the victim, under `prefix` (e.g. prlimit). */

@@ -52,8 +52,10 @@ async function ledger(prefix: string, workdir: string): Promise<string> {
   return state;
 }
 
-function submitArgs(argv: string[]): string[] {
-  return ['submit', '--profile', 'w', '--secret', 'TOKEN', '--env', 'WHO=victim', '--', ...argv];
+/** `yonder submit` through `w` with the secret TOKEN and `env` (default WHO=victim), of `argv`. */
+function submitArgs(argv: string[], env = ['WHO=victim']): string[] {
+  const variables = env.flatMap((assignment) => ['--env', assignment]);
+  return ['submit', '--profile', 'w', '--secret', 'TOKEN', ...variables, '--', ...argv];
 }
 
 describe('a work directory another user could change is refused before anything is made', () => {
@@ -158,23 +160,10 @@ describe('the wrapper’s own variables and the secrets', () => {
     const submit = await yonderJsonAs(
       victim,
       state,
-      [
-        'submit',
-        '--profile',
-        'w',
-        '--secret',
-        'TOKEN',
-        '--env',
-        `d=${evil}`,
-        '--env',
-        'code=0',
-        '--',
-        'sh',
-        '-c',
-        'echo "d=$d"; [ "$TOKEN" = "$1" ] && echo token-ok; exit 3',
-        'job',
-        SECRET,
-      ],
+      submitArgs(
+        ['sh', '-c', 'echo "d=$d"; [ "$TOKEN" = "$1" ] && echo token-ok; exit 3', 'job', SECRET],
+        [`d=${evil}`, 'code=0'],
+      ),
       { TOKEN: SECRET },
     );
     expect(submit.code, submit.stderr).toBe(0);
@@ -191,17 +180,7 @@ describe('the wrapper’s own variables and the secrets', () => {
     const submit = await yonderJsonAs(
       victim,
       state,
-      [
-        'submit',
-        '--profile',
-        'w',
-        '--secret',
-        'TOKEN',
-        '--',
-        'sh',
-        '-c',
-        'echo $$ > "$YONDER_JOB_DIR/pid"; sleep 30',
-      ],
+      submitArgs(['sh', '-c', 'echo $$ > "$YONDER_JOB_DIR/pid"; sleep 30'], []),
       { TOKEN: SECRET },
     );
     expect(submit.code, submit.stderr).toBe(0);

@@ -43,7 +43,10 @@ export interface JobManagerOptions {
   registry: Registry;
   /** yonder's local state directory, handed to backends. */
   stateDirectory: string;
-  /** The clock: the time written to records and the time waits are measured by. */
+  /**
+   * The clock: the time written to records, and, when given, the time waits are measured by
+   * (by default waits run on monotonic time, `performance.now()`).
+   */
   now?: () => Date;
   /**
    * How waits pause: resolve after `ms`, or early when `signal` aborts. With `now`, tests drive
@@ -113,7 +116,12 @@ export class JobManager {
       store: options.store,
       stateDirectory,
       now,
-      clock: { now: () => now().getTime(), sleep: options.sleep ?? timerSleep },
+      // Waits run on monotonic time, so a clock stepped back or forward never stretches or cuts a
+      // `wait --timeout`; an injected `now` drives them too (tests).
+      clock: {
+        now: options.now ? () => now().getTime() : () => performance.now(),
+        sleep: options.sleep ?? timerSleep,
+      },
       backoff: { ...DEFAULT_BACKOFF, ...options.backoff },
       cancelBackoff: { ...DEFAULT_CANCEL_BACKOFF, ...options.backoff },
       policy: options.policy ?? DEFAULT_STATE_POLICY,

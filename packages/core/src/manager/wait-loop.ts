@@ -13,7 +13,7 @@ export interface Backoff {
 
 /** Time as the loop sees it: injectable, so tests drive it without waiting. */
 export interface Clock {
-  /** Milliseconds since the epoch. */
+  /** Milliseconds on a clock that only moves forward (only differences are used). */
   now(): number;
   /** Resolve after `ms`, or as soon as `signal` aborts (never rejects for that). */
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
@@ -49,8 +49,8 @@ export async function timerSleep(ms: number, signal?: AbortSignal): Promise<void
   }
 }
 
-/** The real clock. */
-export const SYSTEM_CLOCK: Clock = { now: () => Date.now(), sleep: timerSleep };
+/** The real clock: monotonic, so a wall clock stepped back or forward changes no deadline. */
+export const SYSTEM_CLOCK: Clock = { now: () => performance.now(), sleep: timerSleep };
 
 /**
  * Run `round` until it says `done`, the deadline passes or the signal aborts. The first round

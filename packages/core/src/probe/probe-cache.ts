@@ -11,6 +11,8 @@ const memory = new Map<string, { at: number; report: ProbeReportV1 }>();
 /** A probe report is a few facts; anything larger is not one of ours. */
 const MAX_CACHE_BYTES = 256 * 1024;
 const TRUST = { role: 'the probe cache', type: 'directory' } as const;
+/** How long a failed probe is remembered (in memory only): a target that comes back is seen soon. */
+export const FAILED_PROBE_TTL_MS = 5_000;
 
 function readCached(file: string): { at: number; report: ProbeReportV1 } | null {
   let text: string | undefined;
@@ -38,7 +40,9 @@ function readCached(file: string): { at: number; report: ProbeReportV1 } | null 
 /**
  * A backend's probe (what the target is: versions, home directory…), cached in memory and
  * under `<state>/cache/` for `ttlMs`, so that each short-lived `yonder` process does not
- * ask again. Only successful probes are written to disk. The cache directory is checked as
+ * ask again. Only successful probes are written to disk; a failed one is remembered in this
+ * process for at most `FAILED_PROBE_TTL_MS`, so a long-lived process (a GUI, `watch`) sees a
+ * target that comes back. The cache directory is checked as
  * the state directory is (the user's, 0700); entries are read without following links and
  * replaced through a temporary file, so a link planted there is never written through.
  * An entry from the future (a clock stepped back) is not fresh.
@@ -56,15 +60,15 @@ export async function cachedProbe(
     directory,
     `probe-${createHash('sha256').update(key).digest('hex').slice(0, 20)}.json`,
   );
-  const isFresh = (at: number): boolean => {
+  const isFresh = (at: number, ok: boolean): boolean => {
     const age = Date.now() - at;
-    return age >= 0 && age < ttlMs;
+    return age >= 0 && age < (ok ? ttlMs : Math.min(ttlMs, FAILED_PROBE_TTL_MS));
   };
   if (!fresh) {
     const cached = memory.get(file);
-    if (cached && isFresh(cached.at)) return cached.report;
+    if (cached && isFresh(cached.at, cached.report.ok)) return cached.report;
     const stored = checkTrustedPath(directory, TRUST) ? readCached(file) : null;
-    if (stored && isFresh(stored.at)) {
+    if (stored && isFresh(stored.at, true)) {
       memory.set(file, stored);
       return stored.report;
     }

@@ -11,7 +11,7 @@
  *   process this user may read whose environment holds a marker: one `grep` over
  *   /proc/*\/environ (NUL-separated records, `-z`), never one command per process.
  * - `job_processes ID LEADER`: sets `targets` to ` PID:START` words: the processes of the job
- *   `ID` (marked with it, or in the process group of LEADER when LEADER is a verified group
+ *   `ID` (marked with it and this user's, or in the process group of LEADER when LEADER is a verified group
  *   leader, else empty), never LEADER itself, pid 1 or below, or this script. Each carries its
  *   start time as read just now, so a pid recycled before the signal is never signalled.
  * - `signal_targets SIGNAL`: sends SIGNAL (then CONT, so a stopped process acts on it) to each of
@@ -27,6 +27,8 @@ job_processes() {
   while IFS= read -r jp_line; do
     case $jp_line in "/proc/"*"/environ:YONDER_JOB_ID=$1") ;; *) continue ;; esac
     jp_pid=\${jp_line#/proc/}; jp_pid=\${jp_pid%%/*}
+    # A marker is the job's only in a process of this user: anyone may set one in their own.
+    [ -O "/proc/$jp_pid" ] || continue
     jp_add "$jp_pid" "$2"
   done <<JP_EOF
 $marked

@@ -1,3 +1,4 @@
+/** The sh trust check of work directories and the private job-directory functions, run by a real sh on real directories, links and owners. */
 import { spawnSync } from 'node:child_process';
 import {
   chmodSync,

@@ -138,7 +138,8 @@ enter_private() {
  * - `read_word FILE`: sets `word` to the first line of FILE (no fork); fails when FILE is not a
  *   regular file.
  * - `put NAME VALUE`: replaces NAME by a file holding VALUE: written to a temporary created under
- *   noclobber (`set -C`, so it never follows a link), then renamed, so a reader never sees half.
+ *   noclobber (`set -C`, so it never follows a link; a stale temporary is removed first), then
+ *   renamed, so a reader never sees half. It leaves noclobber on.
  * - `clock`: sets `now` to epoch seconds, with nanoseconds when `date +%s.%N` gives them.
  */
 export const JOB_FILE_FUNCTIONS = `read_word() {
@@ -148,7 +149,11 @@ export const JOB_FILE_FUNCTIONS = `read_word() {
   return 0
 }
 put() {
-  rm -f -- ".$1.tmp" && ( set -C && printf '%s\\n' "$2" > ".$1.tmp" ) && mv -f -- ".$1.tmp" "$1"
+  set -C
+  if ! { printf '%s\\n' "$2" > ".$1.tmp"; } 2>/dev/null; then
+    rm -f -- ".$1.tmp" && printf '%s\\n' "$2" > ".$1.tmp" || return 1
+  fi
+  mv -f -- ".$1.tmp" "$1"
 }
 clock() {
   now=$(date +%s.%N 2>/dev/null)

@@ -1,3 +1,4 @@
+/** The job wrapper, run by a real sh: its own variables, the job's directory and descriptors, its times, its refusals, and where the secrets are. */
 import { spawn, spawnSync } from 'node:child_process';
 import {
   chmodSync,
@@ -119,6 +120,26 @@ describe('the job wrapper', () => {
     symlinkSync(jobDirectory(), link);
     expect(wrap(link, ['sh', '-c', `touch ${marker}`]).status).toBe(125);
     expect(existsSync(marker)).toBe(false);
+  });
+
+  it('a cancel that arrives before the job starts is its end: the job never starts, its secrets are gone', () => {
+    const dir = jobDirectory({}, { TOKEN: 'x' });
+    // An `id` that sends the wrapper a TERM while the wrapper is still checking its directory.
+    const bin = join(scratch, 'term-bin');
+    mkdirSync(bin);
+    writeFileSync(join(bin, 'id'), '#!/bin/sh\nkill -TERM $PPID\nexec /usr/bin/id "$@"\n', {
+      mode: 0o755,
+    });
+    const marker = join(scratch, 'started-anyway');
+    const result = wrap(dir, ['sh', '-c', `touch ${marker}`], scratch, {
+      ...process.env,
+      PATH: `${bin}:${process.env.PATH}`,
+    });
+    expect(result.status).toBe(143);
+    expect(read(dir, 'exit-code')).toBe('143\n');
+    expect(existsSync(marker)).toBe(false);
+    expect(existsSync(join(dir, 'secrets.sh'))).toBe(false);
+    expect(existsSync(join(dir, 'started-at'))).toBe(false);
   });
 
   it('holds secrets in the job’s environment only, never in its own', async () => {

@@ -18,10 +18,15 @@ import { JOB_FILE_FUNCTIONS, PRIVATE_DIRECTORY_FUNCTIONS } from './job-directory
  * the wrapper's own (an `--env d=/x` cannot move where it writes), and the secrets are in the
  * environment of the job's process and nothing started before it. The job runs in the
  * foreground (so it keeps default signal handling); the wrapper survives the TERM sent to the
- * job's process group long enough to record the exit status.
+ * job's process group long enough to record the exit status. A TERM, HUP or INT that arrives
+ * before the job starts (a cancel right after the submit) is recorded as the job's end (143, 129,
+ * 130), its secrets file deleted, and the job never starts.
  */
 export const JOB_WRAPPER_SCRIPT = [
   'd=$1; shift',
+  // A cancel that arrives before the job starts is remembered, and the job then never starts.
+  'yonder_signal=',
+  "trap 'yonder_signal=143' TERM; trap 'yonder_signal=129' HUP; trap 'yonder_signal=130' INT",
   PROCESS_IDENTITY_FUNCTIONS,
   PRIVATE_DIRECTORY_FUNCTIONS,
   JOB_FILE_FUNCTIONS,
@@ -38,6 +43,10 @@ export const JOB_WRAPPER_SCRIPT = [
   'proc_stat "/proc/$$/stat"',
   'put wrapper.pid "$$ $ps_start" || exit 125',
   "trap ':' TERM HUP INT",
+  'if [ -n "$yonder_signal" ]; then',
+  '  rm -f -- secrets.sh',
+  '  code=$yonder_signal',
+  'else',
   'clock; put started-at "$now"',
   '(',
   '  exec 7</dev/null 9</dev/null',
@@ -56,6 +65,7 @@ export const JOB_WRAPPER_SCRIPT = [
   '  exec "$@"',
   ')',
   'code=$?',
+  'fi',
   'clock; put ended-at "$now"',
   'put exit-code "$code"',
   'exit "$code"',

@@ -269,6 +269,7 @@ export function showJobsTable(main: HTMLElement): void {
           type: 'button',
           class: 'sort',
           'data-sort': column.sort,
+          'data-focus-key': `sort:${column.sort}`,
           onclick: () => {
             if (active) view.dir = view.dir === 'asc' ? 'desc' : 'asc';
             else {
@@ -299,6 +300,7 @@ export function showJobsTable(main: HTMLElement): void {
         h('input', {
           type: 'checkbox',
           'aria-label': `Select ${row.name} (${row.id})`,
+          'data-focus-key': `select:${row.id}`,
           checked: selected.has(row.id),
           onchange: (event: Event) => {
             if ((event.target as HTMLInputElement).checked) selected.add(row.id);
@@ -313,6 +315,10 @@ export function showJobsTable(main: HTMLElement): void {
   function renderTable(): void {
     if (!page) return;
     const shown = COLUMNS.filter((column) => columns.includes(column.key));
+    // The table is drawn anew on every change (live rows too): a keyboard user keeps the focus.
+    const focused = table.contains(document.activeElement)
+      ? (document.activeElement as HTMLElement).dataset.focusKey
+      : undefined;
     table.replaceChildren(
       h('caption', { class: 'visually-hidden' }, 'Jobs, newest first unless sorted otherwise'),
       h(
@@ -366,6 +372,8 @@ export function showJobsTable(main: HTMLElement): void {
     );
     queryProblems.textContent = page.problems.join('; ');
     table.dataset.query = view.q;
+    if (focused !== undefined)
+      table.querySelector<HTMLElement>(`[data-focus-key="${CSS.escape(focused)}"]`)?.focus();
     renderChips();
   }
 

@@ -10,6 +10,7 @@ import { createRegistry } from '../../registry/registry.js';
 import type { BackendJobV1 } from '../../spec/backend/v1/backend-v1.js';
 import { createMemoryStore } from '../../store/memory-store.js';
 import { createLocalTransport } from '../../transport/local-transport.js';
+import { testRequest } from '../workstation/workstation-test-requests.js';
 import { createLocalBackend } from './local-backend.js';
 
 let scratch: string;
@@ -52,18 +53,7 @@ describe('local backend', () => {
 
   it('never reuses an existing job directory', async () => {
     const backend = createLocalBackend();
-    const request = {
-      id: 'aaaaaaaaaaaa',
-      name: 'x',
-      marker: 'yonder:aaaaaaaaaaaa',
-      createdAt: new Date().toISOString(),
-      argv: ['true'],
-      env: {},
-      secrets: {},
-      resources: {},
-      schedulerOptions: [],
-      profile: { name: 'local', backend: 'local' },
-    };
+    const request = testRequest({ id: 'aaaaaaaaaaaa', marker: 'yonder:aaaaaaaaaaaa' });
     const context = { transport: createLocalTransport(), options: {}, stateDirectory: scratch };
     await backend.submit(request, context);
     await expect(backend.submit(request, context)).rejects.toMatchObject({

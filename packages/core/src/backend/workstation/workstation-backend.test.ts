@@ -15,17 +15,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { readBootId, readProcessStat } from '../../process/process-identity.js';
-import type {
-  BackendContextV1,
-  BackendJobV1,
-  SubmitRequestV1,
-} from '../../spec/backend/v1/backend-v1.js';
+import type { BackendContextV1, BackendJobV1 } from '../../spec/backend/v1/backend-v1.js';
 import type { Profile } from '../../spec/profile.js';
 import type { TransportV1 } from '../../spec/transport/v1/transport-v1.js';
 import { createLocalTransport } from '../../transport/local-transport.js';
 import { createLocalBackend } from '../local/local-backend.js';
 import { createWorkstationBackend } from './workstation-backend.js';
 import { WORKSTATION_SUBMIT_SCRIPT } from './workstation-scripts.js';
+import { TEST_PROFILE, testRequest } from './workstation-test-requests.js';
 
 /** A uid that is not this process's: the owner of what "another user" planted. */
 const OTHER_UID = (process.getuid?.() ?? 0) === 2002 ? 2003 : 2002;
@@ -42,7 +39,7 @@ let context: BackendContextV1;
 const children: ChildProcess[] = [];
 /** Process groups of jobs the tests started, killed after each test. */
 const groups: number[] = [];
-const profile: Profile = { name: 'local', backend: 'local' };
+const profile: Profile = TEST_PROFILE;
 
 beforeEach(() => {
   scratch = mkdtempSync(join(tmpdir(), 'yonder-workstation-'));
@@ -70,24 +67,7 @@ afterEach(() => {
   rmSync(scratch, { recursive: true, force: true });
 });
 
-let sequence = 0;
-function request(extra: Partial<SubmitRequestV1> = {}): SubmitRequestV1 {
-  sequence += 1;
-  const id = `${String(sequence).padStart(4, '0')}${Date.now().toString(16).slice(-8)}`;
-  return {
-    id,
-    name: 'test',
-    marker: `yonder:${id}`,
-    createdAt: new Date().toISOString(),
-    argv: ['true'],
-    env: {},
-    secrets: {},
-    resources: {},
-    schedulerOptions: [],
-    profile,
-    ...extra,
-  };
-}
+const request = testRequest;
 
 function asJob(id: string, data: BackendJobV1['data']): BackendJobV1 {
   return {
@@ -140,13 +120,13 @@ describe('the workstation factory', () => {
 });
 
 describe('submit', () => {
-  it('a submit whose working directory does not exist fails and leaves no file', async () => {
+  it('a submit whose working directory does not exist is refused (the submitter’s error) and leaves no file', async () => {
     const backend = createLocalBackend();
     await expect(
       backend.submit(request({ cwd: join(scratch, 'nowhere'), secrets: { TOKEN: 'x' } }), context),
     ).rejects.toMatchObject({
-      code: 'E_SUBMIT_FAILED',
-      message: expect.stringContaining('does not exist'),
+      code: 'E_SUBMIT_REFUSED',
+      message: expect.stringMatching(/^The job's working directory .*nowhere does not exist on /),
     });
     const runs = join(scratch, 'runs');
     expect(existsSync(runs) ? readdirSync(runs) : []).toEqual([]);

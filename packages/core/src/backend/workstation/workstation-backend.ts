@@ -49,6 +49,8 @@ const TIMEOUT_MS = 60_000;
 const UNTRUSTED_EXIT = 23;
 /** The submit script's exit statuses for a container it refused (container_check). */
 const CONTAINER_REFUSED = new Set([30, 31, 32]);
+/** The submit script's exit when the job's working directory is missing or cannot be entered: the submitter's error. */
+const CWD_EXIT = 20;
 const DEFAULT_PROBE_TTL_SECONDS = 3600;
 /** Where job directories go on the target when neither the profile nor the backend says. */
 const HOME_WORKDIR = '.yonder/jobs';
@@ -420,6 +422,11 @@ export function createWorkstationBackend(
       );
     if (result.exitCode === UNTRUSTED_EXIT)
       throw new YonderError('E_UNTRUSTED_PATH', failure(result).replace(/^yonder: /, ''));
+    if (result.exitCode === CWD_EXIT)
+      throw new YonderError(
+        'E_SUBMIT_REFUSED',
+        `${failure(result).replace(/^yonder: t/, 'T')} on ${context.transport.target}; give the job an existing working directory.`,
+      );
     if (result.exitCode !== 0)
       throw new YonderError(
         'E_SUBMIT_FAILED',

@@ -1,3 +1,4 @@
+/** The workstation backend on this machine: cancel stops every process of a job, survivors are reported, a stopped wrapper is seen, forged pids signal nothing, polls read the job's times and forget unused secrets. */
 import { type ChildProcess, spawn } from 'node:child_process';
 import {
   existsSync,
@@ -18,17 +19,17 @@ import type {
   BackendJobV1,
   BackendV1,
   ObservationV1,
-  SubmitRequestV1,
 } from '../../spec/backend/v1/backend-v1.js';
 import type { Profile } from '../../spec/profile.js';
 import { createLocalTransport } from '../../transport/local-transport.js';
 import { createLocalBackend } from '../local/local-backend.js';
+import { TEST_PROFILE, testRequest } from './workstation-test-requests.js';
 
 let scratch: string;
 let context: BackendContextV1;
 let backend: BackendV1;
-const cleanups: Array<() => void> = [];
-const profile: Profile = { name: 'local', backend: 'local' };
+const cleanups: Array<() => void | Promise<void>> = [];
+const profile: Profile = TEST_PROFILE;
 
 beforeEach(() => {
   scratch = mkdtempSync(join(tmpdir(), 'yonder-ws-cancel-'));
@@ -36,10 +37,10 @@ beforeEach(() => {
   backend = createLocalBackend();
 });
 
-afterEach(() => {
+afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) {
     try {
-      cleanup();
+      await cleanup();
     } catch {
       /* already gone */
     }
@@ -47,27 +48,9 @@ afterEach(() => {
   rmSync(scratch, { recursive: true, force: true });
 });
 
-let sequence = 0;
-function request(argv: string[]): SubmitRequestV1 {
-  sequence += 1;
-  const id = `${String(sequence).padStart(4, '0')}${Date.now().toString(16).slice(-8)}`;
-  return {
-    id,
-    name: 'test',
-    marker: `yonder:${id}`,
-    createdAt: new Date().toISOString(),
-    argv,
-    env: {},
-    secrets: {},
-    resources: {},
-    schedulerOptions: [],
-    profile,
-  };
-}
-
 /** Start a job; every process carrying its marker is killed after the test. */
 async function start(argv: string[]): Promise<BackendJobV1> {
-  const submitted = request(argv);
+  const submitted = testRequest({ argv });
   const result = await backend.submit(submitted, context);
   cleanups.push(() => {
     for (const pid of markedProcesses(submitted.id)) process.kill(pid, 'SIGKILL');
@@ -218,7 +201,9 @@ describe('cancel stops the whole job', () => {
 describe('only a verified job is signalled', () => {
   it('a record naming pid 1, 0, -1 or a group not led by the job signals nothing', async () => {
     const canary: ChildProcess = spawn('sleep', ['60'], { detached: true, stdio: 'ignore' });
-    cleanups.push(() => canary.kill('SIGKILL'));
+    cleanups.push(() => {
+      canary.kill('SIGKILL');
+    });
     const pid = canary.pid as number;
     const live = readProcessStat(pid)?.startTime as string;
     const forged = (id: string, data: BackendJobV1['data']): BackendJobV1 => ({
@@ -260,6 +245,30 @@ describe('only a verified job is signalled', () => {
     expect(unsignalled(pid)).toBe(true);
     expect(unsignalled(process.pid)).toBe(true);
   });
+
+  it('a process of another user carrying the job’s marker is not the job: root’s cancel leaves it alone', async () => {
+    // Only root can signal another user's process; as anyone else this holds trivially.
+    const job = await start(['sleep', '60']);
+    const stranger = spawn(
+      'setpriv',
+      ['--reuid=65534', '--regid=65534', '--clear-groups', 'sleep', '60'],
+      { detached: true, stdio: 'ignore', env: { PATH: process.env.PATH, YONDER_JOB_ID: job.id } },
+    );
+    cleanups.push(() => process.kill(-(stranger.pid as number), 'SIGKILL'));
+    await until(
+      () => markedProcesses(job.id).includes(stranger.pid as number),
+      5_000,
+      'the stranger carrying the marker',
+    );
+    const outcome = (await backend.cancel([job], context, { force: false })).get(job.id);
+    expect(outcome?.kind).toBe('sent');
+    await until(
+      () => markedProcesses(job.id).every((p) => p === stranger.pid),
+      10_000,
+      'the job gone',
+    );
+    expect(unsignalled(stranger.pid as number)).toBe(true);
+  });
 });
 
 describe('what a poll reads and removes', () => {
@@ -279,6 +288,27 @@ describe('what a poll reads and removes', () => {
       data: { jobDir, pid: 999_999, startTime: '1', bootId: readBootId() },
     };
     expect(await observe(never)).toMatchObject({ kind: 'absent' });
+    expect(readdirSync(jobDir)).toEqual([]);
+  });
+
+  it('a cancel of a job that no longer runs deletes its secrets file, and says so', async () => {
+    const jobDir = join(scratch, 'runs', 'cccccccccccc');
+    mkdirSync(jobDir, { recursive: true, mode: 0o700 });
+    writeFileSync(join(jobDir, 'secrets.sh'), "export TOKEN='x'\n", { mode: 0o600 });
+    const gone: BackendJobV1 = {
+      id: 'cccccccccccc',
+      name: 'gone',
+      externalId: '999999',
+      state: 'running',
+      createdAt: new Date().toISOString(),
+      cancelRequested: true,
+      profile,
+      options: {},
+      data: { jobDir, pid: 999_999, startTime: '1', bootId: readBootId() },
+    };
+    expect((await backend.cancel([gone], context, { force: false })).get(gone.id)).toEqual({
+      kind: 'not-running',
+    });
     expect(readdirSync(jobDir)).toEqual([]);
   });
 
