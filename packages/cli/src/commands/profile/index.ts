@@ -146,6 +146,10 @@ async function add(argv: string[], { io, runtime }: CommandContext): Promise<num
   const grace = numberOption(values['cancel-grace'], 'cancel-grace');
   if (grace !== undefined) profile.cancelGraceSeconds = grace;
   if (values.transport !== undefined) profile.transport = String(values.transport);
+  if (values['no-container'])
+    throw new UsageError(
+      '--no-container is for submit: a profile without container flags has none.',
+    );
   const container = containerFromOptions(values);
   if (container) profile.container = container;
   const sets = (values.set as string[] | undefined) ?? [];
