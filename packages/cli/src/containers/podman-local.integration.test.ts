@@ -229,6 +229,11 @@ describe.each([
       'container.binds.0: must be SRC:DST, SRC:DST:ro or SRC:DST:rw',
     ],
     [
+      'a line break in a path',
+      ['--bind', '/tmp/a\nb:/in'],
+      'container.binds.0: may not contain a newline or a NUL character',
+    ],
+    [
       'a relative source',
       ['--bind', 'data:/in'],
       'container.binds.0: the source "data" must be an absolute path',
@@ -239,6 +244,35 @@ describe.each([
     expect(result.code).not.toBe(0);
     expect(result.stderr).toContain(message);
     expect(allContainers(user)).toEqual(before);
+  });
+
+  it('runs from a work directory whose path has spaces, quotes, $() and unicode', async () => {
+    const workdir = join(user.dir(`work $(touch pwned) 'q' ☃`), 'jobs -rf');
+    const added = await user.yonder([
+      'profile',
+      'add',
+      'odd',
+      '--backend',
+      'local',
+      '--workdir',
+      workdir,
+      ...IN_CONTAINER,
+    ]);
+    expect(added.code, added.stderr).toBe(0);
+    const submitted = await user.yonder([
+      'submit',
+      '--profile',
+      'odd',
+      '--',
+      'sh',
+      '-c',
+      'pwd; echo kept > "$YONDER_JOB_DIR/kept"',
+    ]);
+    expect(submitted.code, submitted.stderr).toBe(0);
+    const id = submitted.stdout.trim();
+    expect((await user.yonder(['wait', id])).code).toBe(0);
+    expect((await user.yonder(['logs', id])).stdout).toBe(`${workdir}/${id}\n`);
+    expect(readFileSync(join(workdir, id, 'kept'), 'utf8')).toBe('kept\n');
   });
 
   it('refuses a bind from inside its own work directory, where yonder binds the job itself', async () => {
