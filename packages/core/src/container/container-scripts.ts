@@ -64,8 +64,11 @@ export const CONTAINER_CHECK_FUNCTIONS = `container_check() {
  * waits for podman and exits with its status; a TERM, HUP or INT it gets (a cancel, Slurm's
  * scancel) it passes to the container itself with `podman kill` (podman's own forwarding runs
  * `runc kill` as a child, which a scheduler signalling every process of the job may kill
- * first), then waits on: podman removes the container before it exits. apptainer is exec'd as `exec OPTIONS IMAGE ARGV`; its variables come from
- * the environment as `APPTAINERENV_<NAME>`, as apptainer documents.
+ * first), then waits on: podman removes the container before it exits. So the job may see a
+ * cancel's TERM more than once, as a job outside a container may.
+ *
+ * apptainer is exec'd as `exec OPTIONS IMAGE ARGV`; its variables come from the environment
+ * as `APPTAINERENV_<NAME>`, as apptainer documents.
  */
 export const CONTAINER_LAUNCH_SCRIPT = `yonder_rt=$1; yonder_image=$2; yonder_k=$3; shift 3
 yonder_payload=
