@@ -65,7 +65,7 @@ export const CONTAINER_CHECK_FUNCTIONS = `container_check() {
  * scancel) it passes to the container itself with `podman kill` (podman's own forwarding runs
  * `runc kill` as a child, which a scheduler signalling every process of the job may kill
  * first), then waits on: podman removes the container before it exits. So the job may see a
- * cancel's TERM more than once, as a job outside a container may.
+ * cancel's TERM more than once.
  *
  * apptainer is exec'd as `exec OPTIONS IMAGE ARGV`; its variables come from the environment
  * as `APPTAINERENV_<NAME>`, as apptainer documents.
