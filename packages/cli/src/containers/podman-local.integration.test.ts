@@ -275,6 +275,38 @@ describe.each([
     expect(readFileSync(join(workdir, id, 'kept'), 'utf8')).toBe('kept\n');
   });
 
+  it('profile check finds the profile’s image on the target, or says which field is wrong', async () => {
+    const good = await user.yonder([
+      'profile',
+      'add',
+      'checked',
+      '--backend',
+      'local',
+      ...IN_CONTAINER,
+    ]);
+    expect(good.code, good.stderr).toBe(0);
+    const checked = await user.yonder(['profile', 'check', 'checked']);
+    expect(checked.code, checked.stdout).toBe(0);
+    expect(checked.stdout).toContain(`Found:     containerImage = "${imageId(user.name)}"`);
+    const bad = await user.yonder([
+      'profile',
+      'add',
+      'unchecked',
+      '--backend',
+      'local',
+      '--container-runtime',
+      'podman',
+      '--container-image',
+      'localhost/yonder-not-here',
+    ]);
+    expect(bad.code, bad.stderr).toBe(0);
+    const failed = await user.yonder(['profile', 'check', 'unchecked']);
+    expect(failed.code).toBe(1);
+    expect(failed.stdout).toContain(
+      'Problem:   container.image: podman has no image localhost/yonder-not-here on the target',
+    );
+  });
+
   it('refuses a bind from inside its own work directory, where yonder binds the job itself', async () => {
     const result = await user.yonder([
       'submit',

@@ -6,6 +6,7 @@ import { hostname } from 'node:os';
 import { posix } from 'node:path';
 import { type TSchema, Type } from '@sinclair/typebox';
 import { requestLaunch } from '../../container/container-launch.js';
+import { probeContainer } from '../../container/probe-container.js';
 import { assertValid } from '../../errors/validation-error.js';
 import { YonderError } from '../../errors/yonder-error.js';
 import type { JsonObject } from '../../json/json-value.js';
@@ -248,7 +249,13 @@ export function createWorkstationBackend(
         result.exitCode === 0
           ? []
           : [`The work directory ${workdir} cannot be used: ${failure(result)}`];
-      return { ok: problems.length === 0, facts: { ...report.facts, workdir }, problems };
+      const container = await probeContainer(context.transport, profile, TIMEOUT_MS);
+      problems.push(...container.problems);
+      return {
+        ok: problems.length === 0,
+        facts: { ...report.facts, workdir, ...container.facts },
+        problems,
+      };
     },
 
     async submit(request, context) {
