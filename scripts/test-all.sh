@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Run every test: set up the workspace, start the services the integration tests need
 # (as root: the two test users, the Debian packages listed below, a one-node Slurm, sshd on
-# loopback),
+# loopback, podman and its test image),
 # then build, lint, typecheck, publint and test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,7 +33,10 @@ PACKAGES
   for service in scripts/slurm-cluster.sh scripts/sshd-hosts.sh; do
     if [ -f "$service" ]; then bash "$service" start; fi
   done
+  # podman (as root, and rootless for the victim and the sshd hosts' user) and the test image
+  # the container tests run.
+  bash scripts/containers.sh
 else
-  echo "test-all: not root, so Slurm, sshd, task-spooler and Chromium are not set up; the tests that need them fail, naming the command that starts them." >&2
+  echo "test-all: not root, so Slurm, sshd, podman, task-spooler and Chromium are not set up; the tests that need them fail, naming the command that starts them." >&2
 fi
 pnpm test

@@ -1,5 +1,10 @@
 /** The fixed shell scripts the backend runs on the target: the clean prelude of every Slurm command, the batch script, the batched submit, and the poll's look at accounting and the job directories. */
-import { JOB_WRAPPER_SCRIPT, PREPARE_JOB_DIRECTORY } from '@yonder/core/backend-kit';
+import {
+  CONTAINER_CHECK_FUNCTIONS,
+  CONTAINER_LAUNCH_SCRIPT,
+  JOB_WRAPPER_SCRIPT,
+  PREPARE_JOB_DIRECTORY,
+} from '@yonder/core/backend-kit';
 
 /**
  * Every Slurm command runs after this prelude: variables that silently change what sbatch,
@@ -80,17 +85,24 @@ export const CWD_PROBLEMS: Readonly<Record<number, string>> = {
  * directory, prepare the job's directory from stdin, write the batch script, run
  * `sbatch --parsable`. Arguments: work directory (empty: $HOME/.yonder/slurm), job id,
  * payload lengths, the batch script text, the job's working directory (empty: none), `1` to
- * keep the secrets for reruns, the number of sbatch options that follow; then the options;
- * then the job's argv. Prints `DIR <job dir>` and sbatch's output. Exit 17: the job directory
- * already exists; 20–22: the working directory cannot be used (CWD_PROBLEMS), nothing made.
+ * keep the secrets for reruns, the container's runtime (empty: none), image and number of bind
+ * sources, the sources (`container_check`), the number of sbatch options that follow; then the
+ * options; then the job's argv (in a container, the launcher's arguments after the runtime and
+ * the image, which this puts first: the image as the check resolved it). Prints `DIR <job dir>`,
+ * for a container `IMAGE <id> <digest>`, and sbatch's output. Exit 17: the job directory
+ * already exists; 20–22: the working directory cannot be used (CWD_PROBLEMS), 30–32: the
+ * container (its runtime, image, a bind source) cannot be, nothing made.
  */
 const SUBMIT_ONE = `submit_one() {
-  w=$1; id=$2; lengths=$3; script=$4; cwd=$5; keep=$6; k=$7; shift 7
+  w=$1; id=$2; lengths=$3; script=$4; cwd=$5; keep=$6; crt=$7; cimage=$8; cn=$9; shift 9
   if [ -n "$cwd" ]; then
     [ -e "$cwd" ] || return 20
     [ -d "$cwd" ] || return 21
     (cd -- "$cwd") 2>/dev/null || return 22
   fi
+  if [ -n "$crt" ]; then container_check "$crt" "$cimage" "$cn" "$@" || return $?; fi
+  shift "$cn"
+  k=$1; shift
   fallback="$HOME/.yonder/slurm"
 ${PREPARE_JOB_DIRECTORY}
   if [ "$keep" = 1 ] && [ -f "$d/secrets.sh" ]; then
@@ -100,9 +112,11 @@ ${PREPARE_JOB_DIRECTORY}
   n=$#; i=0
   while [ "$i" -lt "$k" ]; do a=$1; shift; set -- "$@" "$a"; i=$((i + 1)); done
   set -- "$@" --output="$d/job.log" --open-mode=append "$d/job.sh" "$d" "$cwd"
+  if [ -n "$crt" ]; then set -- "$@" sh -c "$launch" yonder-container "$crt" "$container_ref"; fi
   m=$((n - k)); i=0
   while [ "$i" -lt "$m" ]; do a=$1; shift; set -- "$@" "$a"; i=$((i + 1)); done
   printf 'DIR %s\\n' "$d"
+  if [ -n "$crt" ]; then printf 'IMAGE %s %s\\n' "$container_id" "$container_digest"; fi
   slurm sbatch --parsable "$@"
   rc=$?
   if [ "$rc" -ne 0 ]; then rm -rf -- "$d"; fi
@@ -118,6 +132,8 @@ ${PREPARE_JOB_DIRECTORY}
  */
 export const SUBMIT_SCRIPT = `${PRELUDE}
 set -u
+${CONTAINER_CHECK_FUNCTIONS}
+launch='${CONTAINER_LAUNCH_SCRIPT.replaceAll("'", "'\\''")}'
 ${SUBMIT_ONE}
 count=$1; total=$2; shift 2
 t=$(mktemp -d) || exit 18

@@ -54,6 +54,7 @@ export function createSlurmBackend(settings: SlurmBackendSettings = {}): Backend
       submitGraceSeconds,
       absentGraceSeconds,
       transport: 'ssh',
+      containers: ['apptainer', 'podman'],
     },
     optionsSchema: SlurmOptionsSchema,
 

@@ -14,6 +14,7 @@ import {
   outputField,
   parseExternalId,
   replacePlaceholder,
+  requestLaunch,
   withoutField,
 } from '@yonder/core/backend-kit';
 import { isTransientSbatchFailure, parseSbatchId, sbatchFailure } from './parse.js';
@@ -23,6 +24,8 @@ import { CANCEL_TIMEOUT_MS, commandFailure, slurmCommand } from './slurm-command
 import type { SlurmOptions } from './slurm-options.js';
 import { slurmProbe, slurmWorkdir } from './slurm-probe.js';
 
+/** SUBMIT_ONE's exit statuses for a container it refused (container_check). */
+const CONTAINER_REFUSED = new Set([30, 31, 32]);
 /** How long sbatch may take for up to 20 jobs (the batch gets this per 20). */
 const SUBMIT_TIMEOUT_MS = 180_000;
 
@@ -133,22 +136,37 @@ function prepare(request: SubmitRequestV1, options: SlurmOptions, report: ProbeR
       refused,
     );
   const jobName = slurmJobName(request.id, request.name);
-  const { input, lengths } = jobPayload(request.env, request.secrets, request.settingsText);
-  const sbatch = sbatchOptions(request, jobName, options);
+  const jobDir = `${workdir}/${request.id}`;
   const argv =
     request.settingsText === undefined
       ? [...request.argv]
-      : replacePlaceholder(request.argv, 'settings', `${workdir}/${request.id}/settings.json`);
+      : replacePlaceholder(request.argv, 'settings', `${jobDir}/settings.json`);
+  // In a container the job's variables and secrets take the runtime's way in, and its working
+  // directory is inside the container: the batch script runs where sbatch starts it.
+  const { launch, issues } = requestLaunch(request, { workdir, jobDir, argv });
+  if (issues.length > 0)
+    return new ValidationError(
+      'E_SUBMIT_REFUSED',
+      'The job cannot run in its container on this cluster',
+      issues,
+    );
+  const { input, lengths } = jobPayload(
+    launch?.env ?? request.env,
+    launch?.secrets ?? request.secrets,
+    request.settingsText,
+  );
+  const sbatch = sbatchOptions(request, jobName, options);
   const args = [
     workdir,
     request.id,
     lengths,
     BATCH_SCRIPT,
-    request.cwd ?? '',
+    launch ? '' : (request.cwd ?? ''),
     options.requeue ? '1' : '0',
+    ...(launch ? launch.check : ['', '', '0']),
     String(sbatch.length),
     ...sbatch,
-    ...argv,
+    ...(launch ? launch.args : argv),
   ];
   return { jobName, input, args };
 }
@@ -168,6 +186,11 @@ async function outcomeOf(
   options: SlurmOptions,
   context: BackendContextV1,
 ): Promise<SubmitResultV1> {
+  if (CONTAINER_REFUSED.has(status))
+    throw new YonderError(
+      'E_SUBMIT_REFUSED',
+      `${(err.trim() || out.trim()).replace(/^yonder: /, '')}; nothing was submitted.`,
+    );
   const cwdProblem = CWD_PROBLEMS[status];
   if (cwdProblem !== undefined)
     throw new YonderError(
@@ -182,7 +205,8 @@ async function outcomeOf(
     throw new YonderError('E_SUBMIT_REFUSED', `Slurm refused the job: ${message}`);
   }
   const jobDir = outputField(out, 'DIR');
-  const answer = parseSbatchId(withoutField(out, 'DIR'));
+  const image = outputField(out, 'IMAGE')?.split(' ');
+  const answer = parseSbatchId(withoutField(withoutField(out, 'DIR'), 'IMAGE'));
   if (!answer || !jobDir)
     throw new YonderError(
       'E_TRANSPORT',
@@ -213,5 +237,6 @@ async function outcomeOf(
     state: 'pending',
     nativeState: 'PENDING',
     data: slurmJobData(jobDir, jobName, request.marker),
+    ...(image?.[0] ? { containerImage: { id: image[0], digest: image[1] || null } } : {}),
   };
 }

@@ -1,5 +1,6 @@
 /** How the CLI writes: where output goes, colour, the JSON envelope, and jobs as tables and details. */
 import type { JobRecord, JobState } from '@yonder/core';
+import { containerLine } from './container-options.js';
 import { escapeControlCharacters, formatTable } from './format-table.js';
 import { watchStdout } from './stdout-pipe.js';
 
@@ -156,6 +157,7 @@ export function jobDetails(io: Io, job: JobRecord): string {
   );
   add('Job dir', typeof job.data?.jobDir === 'string' ? job.data.jobDir : null);
   add('Log', typeof job.data?.log === 'string' ? job.data.log : null);
+  add('Container', containerLine(job));
   add('Created', job.createdAt);
   add('Started', job.startedAt);
   add('Finished', job.finishedAt);

@@ -151,7 +151,8 @@ describe('cancel stops the whole job', () => {
       frozen.thaw();
       await until(
         async () =>
-          (await yonderJsonAs(victim, state, ['status', job.id])).doc.result[0].state === 'cancelled',
+          (await yonderJsonAs(victim, state, ['status', job.id])).doc.result[0].state ===
+          'cancelled',
         15_000,
         'the job to be cancelled once its last process is gone',
       );

@@ -6,6 +6,17 @@
  */
 export { exitObservation } from '../backend/exit-observation.js';
 export { readLogFile } from '../backend/local/read-log-file.js';
+export {
+  type ContainerJob,
+  type ContainerLaunch,
+  containerLaunch,
+  launcherArgv,
+  requestLaunch,
+} from '../container/container-launch.js';
+export {
+  CONTAINER_CHECK_FUNCTIONS,
+  CONTAINER_LAUNCH_SCRIPT,
+} from '../container/container-scripts.js';
 export type { PluginKind } from '../errors/no-such-plugin-error.js';
 export { assertValid } from '../errors/validation-error.js';
 export {
@@ -47,6 +58,13 @@ export { sliceLog, tailLinesStart } from '../remote/slice-log.js';
 export { renderEnvFile } from '../shell/render-env-file.js';
 export { shJoin, shQuote } from '../shell/sh-quote.js';
 export type { CleanupOutcomeV1 } from '../spec/backend/v1/backend-v1.js';
+export {
+  CONTAINER_RUNTIMES,
+  type ContainerImage,
+  type ContainerRuntime,
+  type ContainerSpec,
+  type ResolvedContainer,
+} from '../spec/container.js';
 export {
   isActive,
   isJobState,
@@ -107,6 +125,14 @@ export {
   MAX_JSON_DEPTH,
   RESERVED_KEYS,
 } from '../validation/reserved-keys.js';
+export {
+  type BindMount,
+  containerBinds,
+  containerPlacementIssues,
+  parseBind,
+  resolveContainer,
+  validateContainerFields,
+} from '../validation/validate-container.js';
 export {
   checkAbsolutePath,
   checkHost,

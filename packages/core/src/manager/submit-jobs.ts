@@ -15,6 +15,7 @@ import type {
 import type { JobRecord, JobSpec } from '../spec/job.js';
 import type { Profile } from '../spec/profile.js';
 import { transition } from '../state/apply-observation.js';
+import { containerSecretIssues, resolveContainer } from '../validation/validate-container.js';
 import { validateJobSpec } from '../validation/validate-job-spec.js';
 import type { ManagerContext } from './manager-context.js';
 import { normaliseProfile } from './normalise-profile.js';
@@ -59,7 +60,7 @@ export async function submitJobs(
     return effective.spec;
   });
   specs.forEach((spec, index) => {
-    for (const issue of specIssues(spec, backend)) {
+    for (const issue of specIssues(spec, backend, profile)) {
       issues.push(single ? issue : { path: `jobs.${index}.${issue.path}`, message: issue.message });
     }
   });
@@ -140,9 +141,32 @@ async function askBackend(
   return outcomes;
 }
 
+/** The job's container: its own over the profile's defaults (checked by `specIssues`). */
+function containerOf(spec: JobSpec, profile: Profile) {
+  return resolveContainer(spec.container, profile.container).container;
+}
+
+/** Everything wrong with a job's container for this backend and profile. */
+function containerIssues(spec: JobSpec, backend: BackendV1, profile: Profile): ValidationIssue[] {
+  const { container, issues } = resolveContainer(spec.container, profile.container);
+  if (container === null) return issues;
+  const runtimes = backend.capabilities.containers ?? [];
+  if (!runtimes.includes(container.runtime))
+    issues.push({
+      path: 'container.runtime',
+      message:
+        runtimes.length === 0
+          ? `the ${backend.id} backend cannot run jobs in containers; submit without one or use a local, ssh or slurm profile`
+          : `the ${backend.id} backend runs ${runtimes.join(' and ')} containers, not ${container.runtime}`,
+    });
+  issues.push(...containerSecretIssues(container, spec.secrets ?? {}));
+  return issues;
+}
+
 /** Everything wrong with a job spec for this backend. */
-function specIssues(spec: JobSpec, backend: BackendV1): ValidationIssue[] {
+function specIssues(spec: JobSpec, backend: BackendV1, profile: Profile): ValidationIssue[] {
   const issues = validateJobSpec(spec);
+  if (issues.length === 0) issues.push(...containerIssues(spec, backend, profile));
   const supported = new Set(backend.capabilities.resources);
   for (const [key, value] of Object.entries(spec.resources ?? {})) {
     if (value !== undefined && !supported.has(key as never)) {
@@ -209,6 +233,7 @@ function newRecord(
       schedulerOptions: [...(spec.schedulerOptions ?? [])],
       cwd: spec.cwd ?? null,
       settingsSha256: settingsText === undefined ? null : sha256(settingsText),
+      container: containerOf(spec, profile),
     },
     profileSnapshot: profile,
     submitter: currentProcessIdentity(),
@@ -270,6 +295,7 @@ export function submitRequest(
     resources: job.spec.resources,
     schedulerOptions: job.spec.schedulerOptions,
     ...(job.spec.cwd ? { cwd: job.spec.cwd } : {}),
+    ...(job.spec.container ? { container: job.spec.container } : {}),
     profile: normaliseProfile(job.profileSnapshot),
   };
 }
@@ -288,6 +314,7 @@ export function applySubmitResult(
     submittedAt: now.toISOString(),
     submitter: null,
     error: null,
+    ...(result.containerImage ? { containerImage: result.containerImage } : {}),
   };
   return transition(
     base,

@@ -1,4 +1,5 @@
 import type { JsonObject, JsonValue } from '../json/json-value.js';
+import type { ContainerImage, ContainerSpec, ResolvedContainer } from './container.js';
 import type { Profile } from './profile.js';
 
 /** The states every job is in, whatever runs it. */
@@ -64,6 +65,11 @@ export interface JobSpec {
   schedulerOptions?: string[];
   /** The directory the job runs in on the target; defaults per backend. */
   cwd?: string;
+  /**
+   * Run the job in a container (fields the profile's `container` does not give); `null`: in
+   * none, even when the profile has a container. In a container, `cwd` is a path inside it.
+   */
+  container?: ContainerSpec | null;
 }
 
 /** One state change, as kept in a job's history. */
@@ -151,7 +157,11 @@ export interface JobRecord {
     schedulerOptions: string[];
     cwd: string | null;
     settingsSha256: string | null;
+    /** The container it runs in (the profile's defaults applied); absent or null: none. */
+    container?: ResolvedContainer | null;
   };
+  /** The image its container runs, as the target identified it at submit. */
+  containerImage?: ContainerImage | null;
   /** The profile as it was at submission, so the job stays operable after the profile changes. */
   profileSnapshot: Profile;
   /** Who is submitting (while `submitting`), so an interrupted submit can be told from a slow one. */

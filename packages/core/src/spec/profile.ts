@@ -1,4 +1,5 @@
 import type { JsonValue } from '../json/json-value.js';
+import type { ContainerSpec } from './container.js';
 import type { Resources } from './job.js';
 
 /** What every submit through a profile asks for unless it says otherwise (field by field). */
@@ -51,4 +52,6 @@ export interface Profile {
   defaults?: ProfileDefaults;
   /** What a submit does with resources the backend cannot honour; default `refuse`. */
   unsupportedResources?: UnsupportedResourcesPolicy;
+  /** The container jobs of this profile run in by default (a job's own `container` wins). */
+  container?: ContainerSpec;
 }

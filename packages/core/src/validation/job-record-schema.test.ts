@@ -41,6 +41,30 @@ describe('validateJobRecord', () => {
     expect(paths({ ...job, spec: { ...job.spec, argv: [] } })).toContain('spec.argv');
   });
 
+  it('keeps a job’s container and the image its target identified, and names a damaged one', () => {
+    const job = sampleJob();
+    const container = {
+      runtime: 'podman' as const,
+      image: 'localhost/p:1',
+      binds: ['/data:/in:ro'],
+      gpus: false,
+      env: { A: 'b' },
+    };
+    const inContainer = {
+      ...job,
+      spec: { ...job.spec, container },
+      containerImage: { id: 'sha256:abc', digest: null },
+    };
+    expect(validateJobRecord(inContainer)).toEqual([]);
+    expect(
+      paths({
+        ...inContainer,
+        spec: { ...job.spec, container: { ...container, runtime: 'docker' } },
+      }),
+    ).toContain('spec.container');
+    expect(paths({ ...inContainer, containerImage: { id: 5 } })).toContain('containerImage');
+  });
+
   it('refuses a reserved key anywhere, and a non-object', () => {
     const text = JSON.stringify(sampleJob({ data: { x: 1 } })).replace(
       '"data":{',

@@ -42,6 +42,17 @@ const ResourcesSchema = Type.Object(
   { additionalProperties: false },
 );
 
+const ContainerSchema = Type.Object(
+  {
+    runtime: Type.Union([Type.Literal('apptainer'), Type.Literal('podman')]),
+    image: Type.String(),
+    binds: Type.Array(Type.String()),
+    gpus: Type.Union([Type.Boolean(), Type.String()]),
+    env: Type.Record(Type.String(), Type.String()),
+  },
+  { additionalProperties: false },
+);
+
 /**
  * A job record as the ledger keeps it (`JobRecord`). Every field yonder reads is typed; fields
  * a newer yonder may add at the top level are allowed (and kept by updates); the profile
@@ -91,7 +102,11 @@ export const JobRecordSchema = Type.Object({
     schedulerOptions: Type.Array(Type.String()),
     cwd: nullable(Type.String()),
     settingsSha256: nullable(Type.String()),
+    container: Type.Optional(nullable(ContainerSchema)),
   }),
+  containerImage: Type.Optional(
+    nullable(Type.Object({ id: Type.String(), digest: nullable(Type.String()) })),
+  ),
   profileSnapshot: Type.Object({ name: Type.String(), backend: Type.String() }),
   submitter: nullable(IdentitySchema),
   data: Type.Record(Type.String(), Type.Unknown()),

@@ -5,6 +5,7 @@ import { Value, ValueErrorType } from '@sinclair/typebox/value';
 import type { ValidationIssue } from '../errors/validation-error.js';
 import type { Profile } from '../spec/profile.js';
 import { checkPlainData } from './reserved-keys.js';
+import { validateContainerFields } from './validate-container.js';
 import {
   checkAbsolutePath,
   checkHost,
@@ -43,6 +44,42 @@ export const ProfileDefaultsSchema = Type.Object(
     ),
   },
   { additionalProperties: false, description: 'Defaults for every submit through the profile.' },
+);
+
+/** A profile's container defaults (`ContainerSpec`); each field is checked further by `validateContainerFields`. */
+const ContainerDefaultsSchema = Type.Object(
+  {
+    runtime: Type.Optional(
+      Type.Union([Type.Literal('apptainer'), Type.Literal('podman')], {
+        description: 'The container runtime: apptainer or podman.',
+      }),
+    ),
+    image: Type.Optional(
+      Type.String({
+        description:
+          'The image on the target, never pulled: a .sif path (apptainer), a local image (podman).',
+      }),
+    ),
+    binds: Type.Optional(
+      Type.Array(Type.String(), {
+        description: 'Bind mounts SRC:DST[:ro|rw] (default ro); absolute paths without : or ,.',
+      }),
+    ),
+    gpus: Type.Optional(
+      Type.Union([Type.Boolean(), Type.String()], {
+        description: 'true: the GPUs (apptainer --nv, podman nvidia.com/gpu=all); or a CDI device.',
+      }),
+    ),
+    env: Type.Optional(
+      Type.Record(Type.String(), Type.String(), {
+        description: 'Variables set inside the container.',
+      }),
+    ),
+  },
+  {
+    additionalProperties: false,
+    description: 'The container jobs of this profile run in by default.',
+  },
 );
 
 /** The fields every profile has, whatever its backend. Strict: unknown keys are refused. */
@@ -115,6 +152,7 @@ export const ProfileSchema = Type.Object(
           'What a submit does with resources or scheduler options the backend cannot honour: refuse the job (default), drop them with a warning, or drop them silently.',
       }),
     ),
+    container: Type.Optional(ContainerDefaultsSchema),
   },
   { additionalProperties: false, $id: 'https://yonder.dev/schema/profile.json' },
 );
@@ -211,5 +249,11 @@ export function validateProfileFields(profile: unknown): ValidationIssue[] {
     }
   }
   if (hasRemote) issues.push(...checkAbsolutePath(value.remoteRoot, 'remoteRoot'));
+  if (typeof value.container === 'object' && value.container !== null)
+    issues.push(
+      ...validateContainerFields(value.container, 'container').filter(
+        (issue) => !issues.some((known) => known.path === issue.path),
+      ),
+    );
   return issues;
 }

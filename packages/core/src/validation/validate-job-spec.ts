@@ -1,37 +1,14 @@
 /** What a job spec must be before anything is submitted: each problem as a dot path and a fix. */
 import type { ValidationIssue } from '../errors/validation-error.js';
 import type { JobSpec, Resources } from '../spec/job.js';
-import { checkPlainData, isReservedKey } from './reserved-keys.js';
-import { checkAbsolutePath, checkText, ENV_NAME_PATTERN } from './validate-fields.js';
+import { checkPlainData } from './reserved-keys.js';
+import { validateContainerFields } from './validate-container.js';
+import { checkAbsolutePath, checkText } from './validate-fields.js';
+import { checkVariables } from './validate-variables.js';
 
 const TIME = /^(\d+-\d{1,2}(:\d{1,2}(:\d{1,2})?)?|\d+(:\d{1,2}(:\d{1,2})?)?)$/;
 const MEMORY = /^\d+[KMGT]?$/i;
 const SCHEDULER_WORD = /^[A-Za-z0-9_.,:+=-]+$/;
-
-function checkVariables(value: unknown, path: string): ValidationIssue[] {
-  if (value === undefined) return [];
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    return [{ path, message: 'must be an object of NAME: value strings' }];
-  }
-  const issues: ValidationIssue[] = [];
-  for (const [name, item] of Object.entries(value)) {
-    if (isReservedKey(name)) {
-      issues.push({ path: `${path}.${name}`, message: 'is a reserved name; use another' });
-      continue;
-    }
-    if (!ENV_NAME_PATTERN.test(name)) {
-      issues.push({
-        path: `${path}.${name}`,
-        message: 'is not a valid variable name (letters, digits, "_"; not starting with a digit)',
-      });
-    }
-    if (typeof item !== 'string')
-      issues.push({ path: `${path}.${name}`, message: 'must be a string' });
-    else if (item.includes('\0'))
-      issues.push({ path: `${path}.${name}`, message: 'may not contain a NUL character' });
-  }
-  return issues;
-}
 
 function checkCount(value: unknown, path: string): ValidationIssue[] {
   if (value === undefined) return [];
@@ -150,5 +127,7 @@ export function validateJobSpec(spec: JobSpec): ValidationIssue[] {
       });
   }
   if (spec.cwd !== undefined) issues.push(...checkAbsolutePath(spec.cwd, 'cwd'));
+  if (spec.container !== undefined && spec.container !== null)
+    issues.push(...validateContainerFields(spec.container, 'container'));
   return issues;
 }

@@ -1,9 +1,10 @@
 /** `yonder profile`: add, edit, list, show, remove, check and schema of the profiles in the ledger. */
-import type { Profile } from '@yonder/core';
+import type { JsonValue, Profile } from '@yonder/core';
 import { YonderError } from '@yonder/core';
 import { normaliseProfile } from '@yonder/core/backend-kit';
 import { parse } from '../../args.js';
 import type { Command, CommandContext } from '../../command.js';
+import { CONTAINER_HELP } from '../../container-options.js';
 import { issueText } from '../../error-text.js';
 import { envelope } from '../../output.js';
 import { profileJsonSchema } from '../../profile-schema.js';
@@ -19,6 +20,7 @@ const HELP = `Usage:
                  [--time T] [--cpus N] [--memory M] [--gpus N] [--nodes N] [--partition P]
                  [--account A] [--qos Q] [--scheduler-option ARG]...
                  [--unsupported-resources refuse|warn|ignore] [--force] [--json]
+                 [--container-image I --container-runtime R --bind SRC:DST[:MODE]...]
   yonder profile edit NAME [the flags of add]   change the flags given; with none, open $EDITOR
   yonder profile list [--json]
   yonder profile show NAME [--json]
@@ -51,7 +53,10 @@ so one command line can serve a local and a Slurm profile.
 
 Profiles live in the ledger's profiles/ directory and are checked every time they are read:
 one that was edited by hand into something invalid is refused with its file, field and fix.
-`;
+
+The container flags set the container the profile's jobs run in by default (a job's own flags
+win; its --bind follow the profile's; --no-container on edit removes it):
+${CONTAINER_HELP}`;
 
 async function add(argv: string[], { io, runtime }: CommandContext): Promise<number> {
   const { values, positionals } = parse(argv, PROFILE_FLAG_OPTIONS, 'profile add');
@@ -103,6 +108,7 @@ function describe(profile: Profile): string {
     lines.push(`Default:   scheduler options ${JSON.stringify(profile.defaults.schedulerOptions)}`);
   if (profile.unsupportedResources)
     lines.push(`Unsupported resources: ${profile.unsupportedResources}`);
+  if (profile.container) lines.push(`Container: ${JSON.stringify(profile.container)}`);
   return `${lines.join('\n')}\n`;
 }
 

@@ -5,6 +5,7 @@ import { RESOURCE_NAMES } from '@yonder/core';
 import { chooseTransport, isReservedKey } from '@yonder/core/backend-kit';
 import { integerOption, numberOption, type Parsed } from '../../args.js';
 import type { CommandContext } from '../../command.js';
+import { CONTAINER_OPTIONS, containerFromOptions } from '../../container-options.js';
 import { RESOURCE_OPTIONS, readResources, readSchedulerOptions } from '../../resource-flags.js';
 import { UsageError } from '../../usage-error.js';
 
@@ -25,6 +26,7 @@ export const PROFILE_FLAG_OPTIONS = {
   'max-channels': { type: 'string' },
   set: { type: 'string', multiple: true },
   ...RESOURCE_OPTIONS,
+  ...CONTAINER_OPTIONS,
   'unsupported-resources': { type: 'string' },
   force: { type: 'boolean' },
   json: { type: 'boolean' },
@@ -131,6 +133,10 @@ export async function applyProfileFlags(
   const grace = numberOption(values['cancel-grace'], 'cancel-grace');
   if (grace !== undefined) profile.cancelGraceSeconds = grace;
   if (values.transport !== undefined) profile.transport = String(values.transport);
+  // The container flags replace the profile's container; --no-container removes it.
+  const container = containerFromOptions(values);
+  if (container === null) delete profile.container;
+  else if (container) profile.container = container;
   const policy = values['unsupported-resources'];
   if (policy !== undefined) {
     if (!(POLICIES as readonly unknown[]).includes(policy))

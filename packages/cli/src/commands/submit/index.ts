@@ -11,6 +11,11 @@ import {
 } from '@yonder/core/backend-kit';
 import { pairs, parse } from '../../args.js';
 import type { Command } from '../../command.js';
+import {
+  CONTAINER_HELP,
+  CONTAINER_OPTIONS,
+  containerFromOptions,
+} from '../../container-options.js';
 import { checkFormat, formatJob } from '../../format-job.js';
 import { envelope, jobJson } from '../../output.js';
 import { RESOURCE_OPTIONS, readResources, readSchedulerOptions } from '../../resource-flags.js';
@@ -33,7 +38,8 @@ options the profile sets as defaults apply unless given here.
   --time T --cpus N --memory M --gpus N --nodes N --partition P --account A --qos Q
                          resources, for backends that honour them
   --scheduler-option ARG extra scheduler argument, passed as one word (repeatable)
-  --cwd DIR              directory the job runs in on the target
+  --cwd DIR              directory the job runs in on the target (in a container: inside it)
+${CONTAINER_HELP}  --no-container         run in no container, whatever the profile says
   --batch FILE|-         submit one job per line of FILE (or stdin): JSON objects with the fields
                          argv (required), name, env, settings, resources (or time, cpus, memory,
                          gpus, nodes, partition, account, qos), schedulerOptions, cwd; the options
@@ -114,6 +120,7 @@ export const run: Command = async (argv, { io, runtime }) => {
       batch: { type: 'string' },
       format: { type: 'string' },
       quiet: { type: 'boolean', short: 'q' },
+      ...CONTAINER_OPTIONS,
       json: { type: 'boolean' },
     },
     'submit',
@@ -163,6 +170,8 @@ export const run: Command = async (argv, { io, runtime }) => {
   if (values.name !== undefined) spec.name = String(values.name);
   if (values.settings !== undefined) spec.settings = readSettings(String(values.settings), io.cwd);
   if (values.cwd !== undefined) spec.cwd = resolve(io.cwd, String(values.cwd));
+  const container = containerFromOptions(values);
+  if (container !== undefined) spec.container = container;
   const profile = profileOf(values.profile, io.env);
   const onWarning = (message: string) => io.stderr(`yonder: warning: ${message}\n`);
   if (values.batch !== undefined)

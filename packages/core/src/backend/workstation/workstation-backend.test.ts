@@ -137,7 +137,7 @@ describe('submit', () => {
     const marker = join(scratch, 'ran');
     const result = await context.transport.runScript(
       WORKSTATION_SUBMIT_SCRIPT,
-      [workdir, 'cccccccccccc', '40:0:0', '', 'sh', '-c', 'echo ran > "$0"', marker],
+      [workdir, 'cccccccccccc', '40:0:0', '', '', '', '0', 'sh', '-c', 'echo ran > "$0"', marker],
       { input: "export YONDER_JOB_ID='ccc" },
     );
     expect(result.exitCode).toBe(18);
@@ -151,7 +151,19 @@ describe('submit', () => {
     mkdirSync(workdir);
     const child = spawn(
       'sh',
-      ['-c', WORKSTATION_SUBMIT_SCRIPT, 'x', workdir, 'dddddddddddd', '40:0:0', '', 'true'],
+      [
+        '-c',
+        WORKSTATION_SUBMIT_SCRIPT,
+        'x',
+        workdir,
+        'dddddddddddd',
+        '40:0:0',
+        '',
+        '',
+        '',
+        '0',
+        'true',
+      ],
       { stdio: ['pipe', 'pipe', 'pipe'] },
     );
     child.stdout?.destroy();

@@ -5,6 +5,9 @@
 import { hostname } from 'node:os';
 import { posix } from 'node:path';
 import { type TSchema, Type } from '@sinclair/typebox';
+import { requestLaunch } from '../../container/container-launch.js';
+import { probeContainer } from '../../container/probe-container.js';
+import { assertValid } from '../../errors/validation-error.js';
 import { YonderError } from '../../errors/yonder-error.js';
 import type { JsonObject } from '../../json/json-value.js';
 import { cachedProbe } from '../../probe/probe-cache.js';
@@ -21,6 +24,7 @@ import type {
   SubmitRequestV1,
   SubmitResultV1,
 } from '../../spec/backend/v1/backend-v1.js';
+import type { ContainerImage } from '../../spec/container.js';
 import type { Profile } from '../../spec/profile.js';
 import type { RunResultV1 } from '../../spec/transport/v1/transport-v1.js';
 import { replacePlaceholder } from '../../template/render-template.js';
@@ -45,6 +49,8 @@ import {
 const TIMEOUT_MS = 60_000;
 /** The scripts' exit status for a work directory another user could change (trusted_dir). */
 const UNTRUSTED_EXIT = 23;
+/** The submit script's exit statuses for a container it refused (container_check). */
+const CONTAINER_REFUSED = new Set([30, 31, 32]);
 /** The submit script's exit when the job's working directory is missing or cannot be entered: the submitter's error. */
 const CWD_EXIT = 20;
 const DEFAULT_PROBE_TTL_SECONDS = 3600;
@@ -108,6 +114,12 @@ async function runScript(
 /** Why a record's process identity is not used: it cannot be a job's, so nothing is signalled. */
 function unusableIdentity(data: JsonObject): string {
   return `The job's record names process ${JSON.stringify(data.pid)} (start time ${JSON.stringify(data.startTime)}), which cannot be this job's: it is neither polled nor signalled (nothing was signalled).`;
+}
+
+/** The `IMAGE <id> <digest>` a submit printed for a job in a container. */
+function imageOf(line: string): ContainerImage | undefined {
+  const [id, digest] = line.split(' ');
+  return id ? { id, digest: digest || null } : undefined;
 }
 
 function probeTtlMs(options: WorkstationProfileOptions): number {
@@ -213,6 +225,7 @@ export function createWorkstationBackend(
       recoverSubmit: true,
       logs: true,
       submitGraceSeconds,
+      containers: ['apptainer', 'podman'],
       ...(options.transport === undefined ? {} : { transport: options.transport }),
     },
     optionsSchema: options.optionsSchema ?? Type.Object({}, { additionalProperties: false }),
@@ -237,7 +250,13 @@ export function createWorkstationBackend(
         result.exitCode === 0
           ? []
           : [`The work directory ${workdir} cannot be used: ${failure(result)}`];
-      return { ok: problems.length === 0, facts: { ...report.facts, workdir }, problems };
+      const container = await probeContainer(context.transport, profile, TIMEOUT_MS);
+      problems.push(...container.problems);
+      return {
+        ok: problems.length === 0,
+        facts: { ...report.facts, workdir, ...container.facts },
+        problems,
+      };
     },
 
     async submit(request, context) {
@@ -381,24 +400,43 @@ export function createWorkstationBackend(
       request.settingsText === undefined
         ? [...request.argv]
         : replacePlaceholder(request.argv, 'settings', `${jobDir}/settings.json`);
+    const cwd = request.cwd ?? options.defaultCwd?.() ?? '';
+    const { launch, issues } = requestLaunch(request, { workdir, jobDir, argv });
+    assertValid(
+      'E_SUBMIT_REFUSED',
+      `The job cannot run in its container on ${context.transport.target}`,
+      issues,
+    );
     const { input, lengths } = jobPayload(
-      {
+      launch?.env ?? {
         ...request.env,
         YONDER_JOB_ID: request.id,
         YONDER_JOB_NAME: request.name,
         YONDER_JOB_DIR: jobDir,
       },
-      request.secrets,
+      launch?.secrets ?? request.secrets,
       request.settingsText,
     );
-    const cwd = request.cwd ?? options.defaultCwd?.() ?? '';
     // The secrets travel on stdin only: never in the environment of the script, the wrapper or
-    // anything else started before the job (the local transport passes on yonder's own).
+    // anything else started before the job (the local transport passes on yonder's own). In a
+    // container the job's working directory is inside it; the wrapper starts in the job directory.
     const result = await context.transport.runScript(
       WORKSTATION_SUBMIT_SCRIPT,
-      [posix.dirname(jobDir), request.id, lengths, cwd, ...argv],
+      [
+        posix.dirname(jobDir),
+        request.id,
+        lengths,
+        launch ? '' : cwd,
+        ...(launch ? launch.check : ['', '', '0']),
+        ...(launch ? launch.args : argv),
+      ],
       { input, timeoutMs: TIMEOUT_MS, unsetEnv: Object.keys(request.secrets) },
     );
+    if (result.exitCode !== null && CONTAINER_REFUSED.has(result.exitCode))
+      throw new YonderError(
+        'E_SUBMIT_REFUSED',
+        `${failure(result).replace(/^yonder: /, '')}; nothing was started.`,
+      );
     if (result.exitCode === UNTRUSTED_EXIT)
       throw new YonderError('E_UNTRUSTED_PATH', failure(result).replace(/^yonder: /, ''));
     if (result.exitCode === CWD_EXIT)
@@ -423,6 +461,13 @@ export function createWorkstationBackend(
       { pid: Number(pid), startTime: field('START') },
       machineOf(result.stdout),
     );
-    return { externalId: parseExternalId(pid).id, state: 'running', nativeState: 'running', data };
+    const image = launch ? imageOf(field('IMAGE')) : undefined;
+    return {
+      externalId: parseExternalId(pid).id,
+      state: 'running',
+      nativeState: 'running',
+      data,
+      ...(image ? { containerImage: image } : {}),
+    };
   }
 }

@@ -1,3 +1,7 @@
+import {
+  CONTAINER_CHECK_FUNCTIONS,
+  CONTAINER_LAUNCH_SCRIPT,
+} from '../../container/container-scripts.js';
 import { JOB_PROCESS_FUNCTIONS } from '../../process/job-processes-script.js';
 import { PROCESS_IDENTITY_FUNCTIONS } from '../../process/process-identity-script.js';
 import {
@@ -33,19 +37,30 @@ make_trusted_dir "$1" 'work directory'
  * Prepare the job directory and start the job detached (own session where `setsid` exists,
  * all output to the log, stdin from /dev/null), so it survives the submitter and its
  * connection. Arguments: $1 work directory, $2 job id, $3 payload lengths (see
- * PREPARE_JOB_DIRECTORY), $4 working directory (empty: the job directory); then the job's argv.
- * A working directory that does not exist is refused before anything is written, and a work
- * directory another user could change (exit 23) before anything is made. The log is opened
+ * PREPARE_JOB_DIRECTORY), $4 working directory (empty: the job directory), $5 the container
+ * runtime (empty: no container), $6 its image, $7 the number of bind sources, then the sources
+ * (`container_check`); then the job's argv (in a container, the launcher's arguments after the
+ * runtime and the image). A working directory that does not exist, a container whose runtime,
+ * image or bind sources are missing (exit 30–32, naming the field) are refused before anything
+ * is written, and a work directory another user could change (exit 23) before anything is made. The log is opened
  * inside the checked job directory by its relative name. The wrapper, and so every process of
  * the job, carries the job's marker `YONDER_JOB_ID=<id>` in its environment, by which a cancel
  * finds them all. Any later failure removes the job directory before it says why (the submitter
  * may be gone, and a message to it may end the script by SIGPIPE); on its way to starting the job
- * the script writes nothing to stdout or stderr. Prints `DIR`, `PID`, `START`, `BOOT` and `HOST`.
+ * the script writes nothing to stdout or stderr. Prints `DIR`, `PID`, `START`, `BOOT` and `HOST`,
+ * and for a container `IMAGE <id> <digest>`.
  */
 export const WORKSTATION_SUBMIT_SCRIPT = `set -u
 ${PROCESS_IDENTITY_FUNCTIONS}
-w=$1; id=$2; lengths=$3; cwd=$4; shift 4
+${CONTAINER_CHECK_FUNCTIONS}
+w=$1; id=$2; lengths=$3; cwd=$4; crt=$5; cimage=$6; csources=$7; shift 7
 if [ -n "$cwd" ] && [ ! -d "$cwd" ]; then echo "yonder: the job's working directory $cwd does not exist" >&2; exit 20; fi
+if [ -n "$crt" ]; then
+  container_check "$crt" "$cimage" "$csources" "$@" || exit $?
+  shift "$csources"
+  launch='${CONTAINER_LAUNCH_SCRIPT.replaceAll("'", "'\\''")}'
+  set -- sh -c "$launch" yonder-container "$crt" "$container_ref" "$@"
+fi
 fallback=$w
 ${PREPARE_JOB_DIRECTORY}
 if ! { private_dirs 1 "$d" && enter_private "$d" && ( set -C; : > job.log ) 2>/dev/null && { command exec 3>> job.log; } 2>/dev/null; }; then rm -rf -- "$d"; exit 18; fi
@@ -70,6 +85,7 @@ exec 3>&-
 proc_stat "/proc/$pid/stat" || ps_start=0
 read_boot; read_host
 printf 'DIR %s\\nPID %s\\nSTART %s\\nBOOT %s\\nHOST %s\\n' "$d" "$pid" "$ps_start" "$boot" "$host"
+if [ -n "$crt" ]; then printf 'IMAGE %s %s\\n' "$container_id" "$container_digest"; fi
 `;
 
 /**

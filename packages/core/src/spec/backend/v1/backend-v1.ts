@@ -1,6 +1,7 @@
 import type { TSchema } from '@sinclair/typebox';
 import type { ValidationIssue } from '../../../errors/validation-error.js';
 import type { JsonObject, JsonValue } from '../../../json/json-value.js';
+import type { ContainerImage, ContainerRuntime, ResolvedContainer } from '../../container.js';
 import type { FailureKind, JobState, ResourceName, Resources } from '../../job.js';
 import type { Profile } from '../../profile.js';
 import type { TransportV1 } from '../../transport/v1/transport-v1.js';
@@ -34,6 +35,11 @@ export interface BackendCapabilitiesV1 {
    * Default 30.
    */
   readonly submitGraceSeconds?: number;
+  /**
+   * The container runtimes the backend runs jobs in (`SubmitRequestV1.container`); a job asking
+   * for another, or for any when this is absent, is refused before anything is submitted.
+   */
+  readonly containers?: readonly ContainerRuntime[];
 }
 
 /**
@@ -91,6 +97,11 @@ export interface SubmitRequestV1 {
   readonly resources: Resources;
   readonly schedulerOptions: readonly string[];
   readonly cwd?: string;
+  /**
+   * The container to run the job in (checked syntactically; the target must still check that
+   * the image and the bind sources exist). Absent: none. In one, `cwd` is a path inside it.
+   */
+  readonly container?: ResolvedContainer;
   readonly profile: Profile;
 }
 
@@ -102,6 +113,8 @@ export interface SubmitResultV1 {
   readonly nativeState?: string;
   /** Backend data kept with the job and handed back on every later call. */
   readonly data: JsonObject;
+  /** The image the job's container runs, as the target identified it (jobs in a container). */
+  readonly containerImage?: ContainerImage;
 }
 
 /** A job found by the query: its normalised and raw state. */

@@ -1,0 +1,107 @@
+/**
+ * The fixed sh pieces that put a job in a container on its target: the check a submit makes
+ * before anything is created (runtime, image, bind sources) and the launcher the job's wrapper
+ * runs in place of the job's argv. Values arrive only as positional parameters.
+ */
+
+/**
+ * Defines `container_check RUNTIME IMAGE COUNT SOURCE…`, for a submit script to call before it
+ * makes anything: each bind source must exist (`container.binds.<i>`, exit 32), the runtime
+ * must be on PATH (`container.runtime`, exit 30), and the image must be on this host already
+ * (`container.image`, exit 31: podman's storage is asked, nothing is pulled; for apptainer a
+ * readable file). Each refusal is one `yonder: <field>: …` line on stderr saying the fix. On
+ * success it sets `container_ref` (what the launcher runs: podman's image id, so a tag moved
+ * later changes nothing; apptainer's file), `container_id` and `container_digest` (podman: the
+ * image id and its manifest digest; apptainer: the file's sha256, both).
+ */
+export const CONTAINER_CHECK_FUNCTIONS = `container_check() {
+  c_rt=$1; c_image=$2; c_n=$3; shift 3
+  c_i=0
+  while [ "$c_i" -lt "$c_n" ]; do
+    if [ ! -e "$1" ]; then
+      printf 'yonder: container.binds.%s: the source %s does not exist on the target; create it there, or correct the bind\\n' "$c_i" "$1" >&2
+      return 32
+    fi
+    shift; c_i=$((c_i + 1))
+  done
+  if ! command -v "$c_rt" >/dev/null 2>&1; then
+    printf 'yonder: container.runtime: %s is not installed on the target (not on PATH); install it there, or choose another runtime\\n' "$c_rt" >&2
+    return 30
+  fi
+  case $c_rt in
+    podman)
+      if ! c_found=$(podman image inspect --format '{{.Id}} {{.Digest}}' -- "$c_image" 2>/dev/null) || [ -z "$c_found" ]; then
+        printf 'yonder: container.image: podman has no image %s on the target; build, load or pull it there first (yonder never pulls)\\n' "$c_image" >&2
+        return 31
+      fi
+      container_ref=\${c_found%% *}; container_id=sha256:$container_ref; container_digest=\${c_found#* } ;;
+    apptainer)
+      if [ ! -f "$c_image" ] || [ ! -r "$c_image" ]; then
+        printf 'yonder: container.image: %s is not a readable image file on the target; copy the .sif there first\\n' "$c_image" >&2
+        return 31
+      fi
+      container_ref=$c_image
+      c_sum=$(sha256sum -- "$c_image" 2>/dev/null) || c_sum=
+      c_sum=\${c_sum%% *}
+      container_id=sha256:\${c_sum:-unknown}; container_digest=$container_id ;;
+    *) printf 'yonder: container.runtime: %s is not a runtime yonder drives\\n' "$c_rt" >&2; return 30 ;;
+  esac
+}`;
+
+/**
+ * The launcher: what a job's wrapper runs, outside the container, in place of the job's argv.
+ * Arguments: the runtime, the image to run (what `container_check` set as `container_ref`),
+ * the number K of secrets and their names, the number N of runtime options and the options,
+ * then the job's argv. It takes each secret's value from `YONDER_SECRET_<NAME>` (set by the
+ * job's 0600 secrets file, as outside a container) and removes it and yonder's own variables
+ * (`YONDER_JOB_*`, among them the cancel marker) from what the runtime inherits: a runtime
+ * leaves processes behind (rootless podman's pause process keeps the environment of the call
+ * that made it), and the options carry the marker into the container, where cancel finds it.
+ *
+ * podman runs `run --rm --init --env-file=/dev/stdin OPTIONS IMAGE ARGV`, with
+ * `--userns=keep-id` when not root, the wrapper's umask and a name of its own; the secrets
+ * reach it as `NAME=value` lines on a pipe, never in its argv or environment. The launcher
+ * waits for podman and exits with its status; a TERM, HUP or INT it gets (a cancel, Slurm's
+ * scancel) it passes to the container itself with `podman kill` (podman's own forwarding runs
+ * `runc kill` as a child, which a scheduler signalling every process of the job may kill
+ * first), then waits on: podman removes the container before it exits. So the job may see a
+ * cancel's TERM more than once.
+ *
+ * apptainer is exec'd as `exec OPTIONS IMAGE ARGV`; its variables come from the environment
+ * as `APPTAINERENV_<NAME>`, as apptainer documents.
+ */
+export const CONTAINER_LAUNCH_SCRIPT = `yonder_rt=$1; yonder_image=$2; yonder_k=$3; shift 3
+yonder_payload=
+while [ "$yonder_k" -gt 0 ]; do
+  case $1 in ''|[0-9]*|*[!A-Za-z0-9_]*) printf 'yonder: %s is not a variable name\\n' "$1" >&2; exit 126 ;; esac
+  eval "yonder_value=\\\${YONDER_SECRET_$1-}"
+  yonder_payload="$yonder_payload$1=$yonder_value
+"
+  unset "YONDER_SECRET_$1"
+  shift; yonder_k=$((yonder_k - 1))
+done
+yonder_value=
+yonder_name=yonder-\${YONDER_JOB_ID:-job}-$$
+unset YONDER_JOB_ID YONDER_JOB_NAME YONDER_JOB_DIR
+yonder_n=$1; shift
+yonder_c=$(($# - yonder_n)); yonder_i=0
+while [ "$yonder_i" -lt "$yonder_n" ]; do yonder_a=$1; shift; set -- "$@" "$yonder_a"; yonder_i=$((yonder_i + 1)); done
+set -- "$@" "$yonder_image"
+yonder_i=0
+while [ "$yonder_i" -lt "$yonder_c" ]; do yonder_a=$1; shift; set -- "$@" "$yonder_a"; yonder_i=$((yonder_i + 1)); done
+case $yonder_rt in
+  podman)
+    set -- "--name=$yonder_name" "--umask=$(umask)" "$@"
+    if [ "$(id -u)" != 0 ]; then set -- --userns=keep-id "$@"; fi
+    trap 'podman kill --signal=TERM -- "$yonder_name" >/dev/null 2>&1' TERM HUP INT
+    printf '%s' "$yonder_payload" | podman run --rm --init --env-file=/dev/stdin "$@" &
+    yonder_pid=$!
+    while :; do
+      wait "$yonder_pid"; yonder_status=$?
+      kill -0 "$yonder_pid" 2>/dev/null || break
+    done
+    exit "$yonder_status"
+    ;;
+  apptainer) exec apptainer exec "$@" ;;
+  *) printf 'yonder: %s is not a container runtime yonder drives\\n' "$yonder_rt" >&2; exit 126 ;;
+esac`;
