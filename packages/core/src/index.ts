@@ -18,7 +18,6 @@ export {
   type RefreshOptions,
   type WaitOptions,
 } from './manager/job-manager.js';
-export type { ProfileCheck } from './manager/profiles.js';
 export type { JobEvent, JobWatch, WatchJobsOptions } from './manager/watch-jobs.js';
 export { registerPlugin } from './registry/register-plugin.js';
 export {

@@ -8,8 +8,13 @@ import { randomBytes } from 'node:crypto';
 import { readlinkSync, renameSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type ProcessIdentity, YonderError } from '@yonder/core';
-import { currentProcessIdentity, isProcessAlive, readBootId } from '@yonder/core/backend-kit';
+import { YonderError } from '@yonder/core';
+import {
+  currentProcessIdentity,
+  isProcessAlive,
+  type ProcessIdentity,
+  readBootId,
+} from '@yonder/core/backend-kit';
 import {
   LOCK_BYTES,
   placeEntry,

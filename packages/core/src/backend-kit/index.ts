@@ -37,6 +37,7 @@ export {
   readBootId,
   readProcessIdentity,
 } from '../process/process-identity.js';
+export type { ProcessIdentity } from '../spec/job.js';
 export { signalName } from '../process/signal-names.js';
 export { JOB_WRAPPER_SCRIPT } from '../remote/job-wrapper-script.js';
 export { outputBytes, READ_LOG_SCRIPT, readRemoteLog } from '../remote/read-remote-log.js';

@@ -19,7 +19,6 @@ export {
   type JobRecord,
   type JobSpec,
   type JobState,
-  type ProcessIdentity,
   RESOURCE_NAMES,
   type ResourceName,
   type Resources,
