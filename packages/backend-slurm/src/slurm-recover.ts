@@ -63,8 +63,11 @@ async function findByName(
 ): Promise<Map<string, { id: string; state: string }>> {
   const found = new Map<string, { id: string; state: string }>();
   for (const chunk of chunks(names, QUERY_CHUNK)) {
+    // Only the user's own jobs: a name shows in every user's `ps` while sbatch runs, so another
+    // user can submit a job of the same name (sacct lists only the user's own by default).
     const queue = await squeueRows(context, options, [
       '--noheader',
+      '--me',
       '--all',
       '--states=all',
       `--name=${chunk.join(',')}`,
