@@ -1,5 +1,5 @@
 /** Public-key authentication for the ssh2 transport: the keys and agent a host's config allows, RSA keys offered as rsa-sha2-512 then rsa-sha2-256, and a failure explained by what the server asked for that ssh2 cannot give. */
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { getErrorMessage } from '@yonder/core';
 import ssh2, { type AuthenticationType, type AuthHandlerMiddleware, type ParsedKey } from 'ssh2';
@@ -16,6 +16,26 @@ export interface Identities {
   agent: string | undefined;
 }
 
+/**
+ * Why OpenSSH would refuse the private key `file` ("UNPROTECTED PRIVATE KEY FILE"), or null: a
+ * key of the user's that others may read or write, or a key another user owns.
+ */
+function unprotectedKey(file: string): string | null {
+  let info: ReturnType<typeof statSync>;
+  try {
+    info = statSync(file);
+  } catch {
+    return null; // read below, which says why it cannot be
+  }
+  const uid = process.getuid?.();
+  const mode = (Number(info.mode) & 0o777).toString(8).padStart(4, '0');
+  if (uid !== undefined && info.uid !== uid && info.uid !== 0)
+    return `the identity file ${file} belongs to another user (uid ${info.uid}), so it is not used`;
+  if ((Number(info.mode) & 0o077) !== 0)
+    return `the identity file ${file} may be read or changed by others (mode ${mode}), so it is not used. Fix: chmod 600 ${file}`;
+  return null;
+}
+
 /** Read the identity files of a host (and decide on the agent) without touching the network. */
 export function readIdentities(host: ResolvedHost): Identities {
   const keys: Identities['keys'] = [];
@@ -25,6 +45,11 @@ export function readIdentities(host: ResolvedHost): Identities {
     for (const file of host.identityFiles) {
       let data: Buffer;
       try {
+        const unsafe = unprotectedKey(file);
+        if (unsafe) {
+          problems.push(unsafe);
+          continue;
+        }
         data = readFileSync(file);
       } catch (error) {
         if (host.identityFilesExplicit)

@@ -2,7 +2,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import { getErrorMessage, YonderError } from '@yonder/core';
-import { splitCommandLine } from '@yonder/core/backend-kit';
+import { checkTrustedPath, splitCommandLine } from '@yonder/core/backend-kit';
 
 /** One directive of a config file that applies to the host being resolved. */
 export interface ConfigLine {
@@ -130,9 +130,13 @@ export function readConfigFile(
     );
   let text: string;
   try {
+    // As OpenSSH does ("Bad owner or permissions"): a config another user could change decides
+    // where yonder logs in and with which key, so it is refused, naming the fix.
+    checkTrustedPath(file, { role: 'the ssh config', allowRootOwner: true });
     text = readFileSync(file, 'utf8');
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'E_UNTRUSTED_PATH') throw error;
     if (code === 'ENOENT' && !options.required) return false;
     throw new YonderError(
       'E_TRANSPORT',
