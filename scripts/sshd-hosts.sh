@@ -23,6 +23,9 @@
 #   target  port 2201  the workstation / login node (AllowTcpForwarding yes)
 #   jump    port 2202  ProxyJump hop (AllowTcpForwarding yes)
 #   narrow  port 2203  MaxSessions 2, AllowTcpForwarding no
+#   twofa   port 2204  publickey + a TOTP code   } scripts/lib/sshd-login-hosts.sh
+#   shells  port 2205  users with bash, tcsh, fish } (the openssh transport's tests)
+#                      and no setsid as login shell }
 #
 # Layout under ${YONDER_SSH_DIR:-/var/tmp/yonder-ssh} (0755):
 #   hosts/NAME/{sshd_config,ssh_host_ed25519_key,ssh_host_rsa_key,*.pub,sshd.pid,sshd.log}
@@ -66,6 +69,9 @@ LOG_NAME=sshd-hosts
 LOG_QUIET=${YONDER_SSH_QUIET:-0}
 # shellcheck source=lib/log.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib/log.sh"
+# Login-shell users, a user without setsid and the twofa host (the openssh transport's tests).
+# shellcheck source=lib/sshd-login-hosts.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/sshd-login-hosts.sh"
 
 dump_logs() {
   local h f
@@ -260,6 +266,7 @@ cmd_install() {
   need_root
   if packages_installed; then
     log "packages already installed ($("$SSHD" -V 2>&1 </dev/null | head -n 1 || true))"
+    install_login_packages
     return 0
   fi
   local t=$SECONDS added_policy=0 rc=0
@@ -286,6 +293,7 @@ cmd_install() {
   ((rc == 0)) || die "apt-get install failed (rc $rc)"
   packages_installed || die "openssh is still not usable after apt-get install"
   log "installed $("$SSHD" -V 2>&1 </dev/null | head -n 1 || true) in $((SECONDS - t))s"
+  install_login_packages
 }
 
 # ------------------------------------------------------------------ files
@@ -547,6 +555,7 @@ prepare() {
   write_known_hosts
   write_client_config
   ensure_user
+  prepare_login_hosts
 }
 
 # ---------------------------------------------------------------- daemons
@@ -625,6 +634,7 @@ cmd_start() {
   check_ports "${HOSTS[@]}"
   prepare
   for h in "${HOSTS[@]}"; do start_host "$h"; done
+  start_login_hosts
   log "hosts up (${SECONDS}s total, $((SECONDS - t))s after install); use: ssh -F $CLIENT/config target"
 }
 
@@ -634,6 +644,7 @@ cmd_stop() {
   take_lock
   local h
   for h in "${HOSTS[@]}"; do stop_host "$h"; done
+  stop_login_hosts
   log "stopped"
 }
 
@@ -683,6 +694,7 @@ cmd_status() {
       rc=1
     fi
   done
+  login_hosts_status || rc=1
   if ((rc == 0)); then echo "status: up"; else echo "status: down"; fi
   return $rc
 }
@@ -714,7 +726,8 @@ cmd_env() {
     "YONDER_SSH_KNOWN_HOSTS_REVOKED=$CLIENT/known_hosts_revoked" \
     "YONDER_SSH_LOG_TARGET=$BASE/hosts/target/sshd.log" \
     "YONDER_SSH_LOG_JUMP=$BASE/hosts/jump/sshd.log" \
-    "YONDER_SSH_LOG_NARROW=$BASE/hosts/narrow/sshd.log"; do
+    "YONDER_SSH_LOG_NARROW=$BASE/hosts/narrow/sshd.log" \
+    $(login_env); do
     printf 'export %s=%s\n' "${kv%%=*}" "$(shq "${kv#*=}")"
   done
 }

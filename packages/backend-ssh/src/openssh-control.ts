@@ -1,5 +1,6 @@
 /** The system ssh's side of the openssh transport: the private directory of its control sockets, the user's resolved config (`ssh -G`), the options every call gets, the master's check/exit, and ssh's failures put into words. */
 import { execFile, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { chmodSync, lstatSync } from 'node:fs';
 import { join } from 'node:path';
 import { YonderError } from '@yonder/core';
@@ -34,10 +35,10 @@ export function controlDirectory(env: NodeJS.ProcessEnv): string {
   const path = ensureTrustedDirectory(wanted, { role: 'the ssh control directory' });
   // Ours and written by nobody else (checked above); nobody else may even look in it.
   if ((lstatSync(path).mode & 0o077) !== 0) chmodSync(path, 0o700);
-  if (path.length + 41 > MAX_CONTROL_PATH)
+  if (path.length + 54 > MAX_CONTROL_PATH)
     throw new YonderError(
       'E_UNSAFE_VALUE',
-      `The ssh control directory ${path} is too long for a socket path (at most ${MAX_CONTROL_PATH - 41} characters); set XDG_RUNTIME_DIR to a shorter directory.`,
+      `The ssh control directory ${path} is too long for a socket path (at most ${MAX_CONTROL_PATH - 54} characters); set XDG_RUNTIME_DIR to a shorter directory.`,
     );
   return path;
 }
@@ -106,11 +107,12 @@ export async function resolveWithSsh(
 
 /**
  * The options of the master connection: ControlMaster=auto, a ControlPath in the control
- * directory by `%C` (a hash of this host, the host, port and user) — unless the user's config
+ * directory by `%C` (a hash of this host, the host, port and user) and the trust key — unless the user's config
  * sets a ControlPath, which is then used — and ControlPersist, unless the user's config sets
  * them already.
  */
 export function controlArguments(
+  host: string,
   user: SshResolved,
   settings: OpensshSettings,
   env: NodeJS.ProcessEnv,
@@ -119,7 +121,7 @@ export function controlArguments(
   const master = user.get('controlmaster')?.[0] ?? 'false';
   if (master === 'false' || master === 'no') args.push('-o', 'ControlMaster=auto');
   if (!user.has('controlpath') || user.get('controlpath')?.[0] === 'none')
-    args.push('-o', `ControlPath=${controlDirectory(env)}/%C`);
+    args.push('-o', `ControlPath=${controlDirectory(env)}/${trustKey(host, settings)}-%C`);
   const persist = user.get('controlpersist')?.[0] ?? 'no';
   if (persist === 'no' || persist === '0' || settings.controlPersistSeconds !== undefined)
     args.push(
@@ -127,6 +129,19 @@ export function controlArguments(
       `ControlPersist=${settings.controlPersistSeconds ?? DEFAULT_CONTROL_PERSIST_SECONDS}`,
     );
   return args;
+}
+
+/**
+ * What besides `%C` (this host, host name, port, user) tells masters apart: the alias and the
+ * config file the login was checked by, and whether new host keys were accepted. Two aliases of
+ * one host with different known_hosts never share a master, so one never skips the other's
+ * host key check.
+ */
+function trustKey(host: string, settings: OpensshSettings): string {
+  return createHash('sha256')
+    .update(JSON.stringify([host, settings.config ?? '', settings.acceptNewHostKeys === true]))
+    .digest('hex')
+    .slice(0, 12);
 }
 
 /** The last few lines of what ssh said, for a message. */

@@ -58,7 +58,7 @@ export interface OpensshConnectResult {
  * Runs each command as `ssh -o BatchMode=yes … HOST 'exec /bin/sh -s'` through a master
  * connection (ControlMaster=auto, ControlPath in a private directory, ControlPersist), the argv
  * on stdin (remote-invocation.ts). A publickey host gets its master from the first command; a
- * host that asks a person gets it from `connect()`; without one such a command fails at once
+ * host that asks a person gets it from `login()` (`yonder connect`); without one such a command fails at once
  * with `E_LOGIN_REQUIRED`, and later commands do not try again until a master is up.
  */
 export class OpensshTransport implements TransportV1 {
@@ -102,7 +102,7 @@ export class OpensshTransport implements TransportV1 {
       const user = await resolveWithSsh(this.ssh, config, this.host);
       const args = [
         ...config,
-        ...controlArguments(user, this.settings, this.ssh.env),
+        ...controlArguments(this.host, user, this.settings, this.ssh.env),
         ...(this.settings.acceptNewHostKeys ? ['-o', 'StrictHostKeyChecking=accept-new'] : []),
       ];
       return { args, resolved: await resolveWithSsh(this.ssh, args, this.host) };
@@ -305,7 +305,7 @@ export class OpensshTransport implements TransportV1 {
    * SSH_ASKPASS whatever the login needs. Nothing is done when a master is up already.
    * @throws YonderError `E_LOGIN_REQUIRED` when ssh could not log in; `E_TRANSPORT` otherwise.
    */
-  async connect(stdio: 'inherit' | 'pipe' = 'inherit'): Promise<OpensshConnectResult> {
+  async login(stdio: 'inherit' | 'pipe' = 'inherit'): Promise<OpensshConnectResult> {
     const { args } = await this.arguments();
     if (await masterRunning(this.ssh, args, this.host)) return { alreadyConnected: true };
     const opened = await openMaster(this.ssh, args, this.host, stdio);
@@ -316,7 +316,7 @@ export class OpensshTransport implements TransportV1 {
   }
 
   /** Close the master connection (`ssh -O exit`); false when none was up. */
-  async disconnect(): Promise<boolean> {
+  async logout(): Promise<boolean> {
     const { args } = await this.arguments();
     return exitMaster(this.ssh, args, this.host);
   }

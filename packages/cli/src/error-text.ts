@@ -21,6 +21,8 @@ function hint(error: YonderError): string | undefined {
   const { data } = error;
   if (error.code === 'E_NO_SUCH_PROFILE' && typeof data.profile === 'string')
     return `Create one with: yonder profile add ${data.profile} --backend BACKEND`;
+  if (error.code === 'E_LOGIN_REQUIRED' && typeof data.profile === 'string')
+    return `Run "yonder connect ${data.profile}" first (ssh asks there), then try again.`;
   if (error.code === 'E_NO_SUCH_JOB' && typeof data.reference === 'string')
     return '"yonder list --all" shows every job.';
   return undefined;

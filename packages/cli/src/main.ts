@@ -21,8 +21,10 @@ Usage:
   yonder profile add NAME --backend B [--host H] [--workdir D] [--local-root P --remote-root P]
                  [--pending-timeout S] [--poll-seconds S] [--cancel-grace S] [--set KEY=VALUE]...
                  [--transport T] [--transport-set KEY=VALUE]...
-                 [--ssh-config FILE] [--accept-new-host-keys] [--max-channels N] [--force]
+                 [--ssh-config FILE] [--accept-new-host-keys] [--max-channels N]
+                 [--control-persist S] [--force]
   yonder profile list | show NAME | remove NAME | check NAME | schema
+  yonder connect PROFILE | disconnect PROFILE     open / close the openssh transport's kept login
   yonder plugins [--json]
   yonder ui [--port N] [--no-open]                 (needs @yonder/ui)
 
@@ -42,6 +44,8 @@ const COMMANDS: Record<string, () => Promise<{ run: Command }>> = {
   logs: () => import('./commands/logs/index.js'),
   cancel: () => import('./commands/cancel/index.js'),
   profile: () => import('./commands/profile/index.js'),
+  connect: () => import('./commands/connect/index.js'),
+  disconnect: () => import('./commands/disconnect/index.js'),
   plugins: () => import('./commands/plugins/index.js'),
   ui: () => import('./commands/ui/index.js'),
 };
@@ -75,7 +79,7 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
     const load = COMMANDS[name];
     if (!load)
       throw new UsageError(
-        `Unknown command "${name}". Commands: submit, list, status, wait, logs, cancel, profile, plugins, ui.`,
+        `Unknown command "${name}". Commands: submit, list, status, wait, logs, cancel, profile, connect, disconnect, plugins, ui.`,
       );
     const { run } = await load();
     const code = await run(rest, context);

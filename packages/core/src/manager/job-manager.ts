@@ -1,11 +1,12 @@
 /** The job manager's façade: the one object through which jobs are submitted, refreshed, cancelled, waited for and read, each operation delegated to the file that holds its idea. */
 import type { ValidationIssue } from '../errors/validation-error.js';
 import type { Registry } from '../registry/registry.js';
-import type { BackendV1, LogChunkV1, ProbeReportV1 } from '../spec/backend/v1/backend-v1.js';
+import type { BackendV1, LogChunkV1 } from '../spec/backend/v1/backend-v1.js';
 import type { JobRecord, JobSpec, JobState } from '../spec/job.js';
 import type { Profile } from '../spec/profile.js';
 import type { StoreProblemV1, StoreV1 } from '../spec/store/v1/store-v1.js';
 import type { TransportFactoryV1 } from '../spec/transport/v1/transport-factory-v1.js';
+import type { TransportV1 } from '../spec/transport/v1/transport-v1.js';
 import { DEFAULT_STATE_POLICY, type StatePolicy } from '../state/apply-observation.js';
 import { isTerminal } from '../state/job-states.js';
 import { requestCancel } from './cancel-jobs.js';
@@ -18,7 +19,13 @@ import {
 } from './job-logs.js';
 import { type ManagerContext, reread } from './manager-context.js';
 import { backendOptions } from './profile-options.js';
-import { checkProfile, readProfile, saveProfile, validateProfile } from './profiles.js';
+import {
+  checkProfile,
+  type ProfileCheck,
+  readProfile,
+  saveProfile,
+  validateProfile,
+} from './profiles.js';
 import { type RefreshOptions, refreshJobs } from './refresh-jobs.js';
 import { resolveJob, resolveJobs } from './resolve-job.js';
 import { submitJobs } from './submit-jobs.js';
@@ -151,11 +158,20 @@ export class JobManager {
     return readProfile(this.context, name);
   }
 
-  /** Validate a profile and reach its target. */
-  checkProfile(
-    name: string,
-  ): Promise<{ profile: Profile; issues: ValidationIssue[]; probe: ProbeReportV1 | null }> {
+  /** Validate a profile, say how its transport reaches the target, and reach it. */
+  checkProfile(name: string): Promise<ProfileCheck> {
     return checkProfile(this.context, name);
+  }
+
+  /**
+   * The transport that reaches a named profile's target: the one every operation on it shares,
+   * closed with the manager (for `connect`/`disconnect` of a transport that keeps a login).
+   * @throws YonderError `E_NO_SUCH_PROFILE`; what finding the backend or transport throws.
+   */
+  async transportOf(name: string): Promise<TransportV1> {
+    const profile = await readProfile(this.context, name);
+    const backend = await this.context.resolveBackend(profile.backend, profile);
+    return (await this.context.backendContext(profile, backend)).transport;
   }
 
   /**

@@ -3,6 +3,7 @@
 import { getErrorMessage } from '../errors/get-error-message.js';
 import { assertValid, type ValidationIssue } from '../errors/validation-error.js';
 import { YonderError } from '../errors/yonder-error.js';
+import type { JsonObject } from '../json/json-value.js';
 import type { BackendV1, ProbeReportV1 } from '../spec/backend/v1/backend-v1.js';
 import type { Profile } from '../spec/profile.js';
 import { checkSchema, validateProfileFields } from '../validation/profile-schema.js';
@@ -95,15 +96,29 @@ export async function readProfile(context: ManagerContext, name: string): Promis
   );
 }
 
-/** Validate a profile and reach its target. */
-export async function checkProfile(
-  context: ManagerContext,
-  name: string,
-): Promise<{ profile: Profile; issues: ValidationIssue[]; probe: ProbeReportV1 | null }> {
+/** What `checkProfile` found: the profile's issues, the probe of its target, and the route its transport takes. */
+export interface ProfileCheck {
+  profile: Profile;
+  issues: ValidationIssue[];
+  probe: ProbeReportV1 | null;
+  /** The transport in use (`transport`) and, where it says, how it reaches the host; null when the profile is invalid. */
+  route: JsonObject | null;
+}
+
+/** Validate a profile, say how its transport reaches the target, and reach it. */
+export async function checkProfile(context: ManagerContext, name: string): Promise<ProfileCheck> {
   const profile = await readProfile(context, name);
   const issues = await validateProfile(context, profile);
-  if (issues.length > 0) return { profile, issues, probe: null };
+  if (issues.length > 0) return { profile, issues, probe: null, route: null };
   const backend = await context.resolveBackend(profile.backend, profile);
-  const probe = await backend.probe(profile, await context.backendContext(profile, backend));
-  return { profile, issues, probe };
+  const backendContext = await context.backendContext(profile, backend);
+  const { transport } = backendContext;
+  let route: JsonObject = { transport: chooseTransport(profile, backend) };
+  try {
+    if (transport.route) route = { ...route, ...(await transport.route()) };
+  } catch (error) {
+    route.error = getErrorMessage(error);
+  }
+  const probe = await backend.probe(profile, backendContext);
+  return { profile, issues, probe, route };
 }

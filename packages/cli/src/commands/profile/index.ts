@@ -8,16 +8,18 @@ import { issueText } from '../../error-text.js';
 import { envelope } from '../../output.js';
 import { profileJsonSchema } from '../../profile-schema.js';
 import { UsageError } from '../../usage-error.js';
+import { defaultSshTransport } from './default-transport.js';
 
 const HELP = `Usage:
   yonder profile add NAME --backend B [--host H] [--workdir D] [--local-root P --remote-root P]
                  [--pending-timeout S] [--poll-seconds S] [--cancel-grace S] [--set KEY=VALUE]...
                  [--transport T] [--transport-set KEY=VALUE]...
-                 [--ssh-config FILE] [--accept-new-host-keys] [--max-channels N] [--force] [--json]
+                 [--ssh-config FILE] [--accept-new-host-keys] [--max-channels N]
+                 [--control-persist S] [--force] [--json]
   yonder profile list [--json]
   yonder profile show NAME [--json]
   yonder profile remove NAME [--json]
-  yonder profile check NAME [--json]     validate, reach the target and report what is there
+  yonder profile check NAME [--json]     validate, show the route, reach the target and report what is there
   yonder profile schema                  the JSON Schema of a profile, with every installed backend's options
 
 --host is a host name or a Host alias of your ssh config (~/.ssh/config, or --ssh-config FILE);
@@ -25,10 +27,15 @@ keys, ports, users and ProxyJump come from there. Host keys are checked against 
 an unknown key is refused unless --accept-new-host-keys (then it is recorded); a changed key
 always is. --max-channels bounds concurrent SSH channels (sshd's MaxSessions is 10).
 
---transport names the transport that reaches the target (default: with --host, the backend's
-own, e.g. ssh; else local); --transport-set sets one of its options. --ssh-config,
---accept-new-host-keys and --max-channels set the ssh transport's options config,
-acceptNewHostKeys and maxChannels.
+--transport names the transport that reaches the target. For a host reached over ssh: openssh
+(the system ssh over one kept master connection: everything your ssh does — 2FA, passwords,
+Kerberos, certificates, ProxyCommand, Match exec — works; a host that asks a person needs
+"yonder connect NAME" first) or ssh2 (in-process, public keys and ssh-agent only). The default
+is openssh when an OpenSSH client 8.0 or later is on PATH, else ssh2; profiles saved before
+keep the ssh2 transport (id ssh). Without --host: local. --transport-set sets one of its
+options. --ssh-config (ssh -F), --accept-new-host-keys and --max-channels set the options
+config, acceptNewHostKeys and maxChannels of either; --control-persist S the openssh
+transport's controlPersistSeconds (how long the master stays up after its last command, 600).
 
 --set sets a backend option (KEY may be a dotted path); values are read as JSON when the
 backend's schema wants a number, boolean, list or object; --transport-set likewise for the
@@ -101,6 +108,7 @@ async function add(argv: string[], { io, runtime }: CommandContext): Promise<num
       'ssh-config': { type: 'string' },
       'accept-new-host-keys': { type: 'boolean' },
       'max-channels': { type: 'string' },
+      'control-persist': { type: 'string' },
       set: { type: 'string', multiple: true },
       force: { type: 'boolean' },
       json: { type: 'boolean' },
@@ -140,8 +148,15 @@ async function add(argv: string[], { io, runtime }: CommandContext): Promise<num
   const transportSets = (values['transport-set'] as string[] | undefined) ?? [];
   // The schemas say how to read the values; validation below reports what cannot be found.
   let backend: BackendV1 | undefined;
-  if (sets.length > 0 || transportSets.length > 0)
+  if (sets.length > 0 || transportSets.length > 0 || profile.host !== undefined)
     backend = await ensureBackend(profile.backend).catch(() => undefined);
+  // A host its backend reaches over ssh, and no transport named: the system ssh where it will do.
+  if (
+    profile.transport === undefined &&
+    profile.host !== undefined &&
+    backend?.capabilities.transport === 'ssh'
+  )
+    profile.transport = defaultSshTransport(io.env);
   const options = readSets(sets, '--set', backend?.optionsSchema);
   if (options) profile.options = options;
   let transportSchema: TSchema | undefined;
@@ -159,6 +174,8 @@ async function add(argv: string[], { io, runtime }: CommandContext): Promise<num
   if (values['accept-new-host-keys']) ssh.acceptNewHostKeys = true;
   const channels = integerOption(values['max-channels'], 'max-channels', 1);
   if (channels !== undefined) ssh.maxChannels = channels;
+  const persist = integerOption(values['control-persist'], 'control-persist', 1);
+  if (persist !== undefined) ssh.controlPersistSeconds = persist;
   if (transportOptions || Object.keys(ssh).length > 0)
     profile.transportOptions = { ...transportOptions, ...ssh };
   const saved = await manager.saveProfile(profile);
@@ -235,7 +252,7 @@ export const run: Command = async (argv, context) => {
     return 0;
   }
   if (sub === 'check') {
-    const { profile, issues, probe } = await manager.checkProfile(name);
+    const { profile, issues, probe, route } = await manager.checkProfile(name);
     const ok = issues.length === 0 && probe !== null && probe.ok;
     if (json) {
       io.stdout(
@@ -243,6 +260,7 @@ export const run: Command = async (argv, context) => {
           profile,
           ok,
           issues,
+          route,
           facts: probe?.facts ?? {},
           problems: probe?.problems ?? [],
         }),
@@ -250,6 +268,10 @@ export const run: Command = async (argv, context) => {
     } else {
       io.stdout(describe(profile));
       for (const issue of issues) io.stdout(`Invalid:   ${issueText(issue)}\n`);
+      for (const [key, value] of Object.entries(route ?? {}))
+        io.stdout(
+          `Route:     ${key} = ${typeof value === 'string' ? value : JSON.stringify(value)}\n`,
+        );
       for (const [key, value] of Object.entries(probe?.facts ?? {}))
         io.stdout(`Found:     ${key} = ${JSON.stringify(value)}\n`);
       for (const problem of probe?.problems ?? []) io.stdout(`Problem:   ${problem}\n`);

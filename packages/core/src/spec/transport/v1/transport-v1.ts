@@ -1,3 +1,5 @@
+import type { JsonObject } from '../../../json/json-value.js';
+
 /** Options for one command run through a transport. */
 export interface RunOptionsV1 {
   /** Written to the command's stdin, then stdin is closed. Without it stdin is empty. */
@@ -58,4 +60,18 @@ export interface TransportV1 {
   runScript(script: string, args: readonly string[], options?: RunOptionsV1): Promise<RunResultV1>;
   /** Release connections. Safe to call twice. */
   close(): Promise<void>;
+  /**
+   * Optional, for transports that keep a login (the openssh transport's master connection):
+   * open it now, letting the login ask a person on the terminal (`'inherit'`) or through the
+   * program's own helpers (SSH_ASKPASS) whatever it needs. Other calls never ask.
+   * @throws YonderError `E_LOGIN_REQUIRED` when the login failed, `E_TRANSPORT` otherwise.
+   */
+  login?(stdio?: 'inherit' | 'pipe'): Promise<{ alreadyConnected: boolean }>;
+  /** Optional: close the kept login. Resolves with false when none was open. */
+  logout?(): Promise<boolean>;
+  /**
+   * Optional: how the host is reached, as facts for people (`transport`, and e.g. `user`,
+   * `hostname`, `port`, `proxyJump`, `identity`), read without logging in.
+   */
+  route?(): Promise<JsonObject>;
 }

@@ -1,0 +1,121 @@
+// The openssh transport's benchmark: 20 sequential `yonder status` (each refreshing one running
+// job) through openssh after `yonder connect`, beside 20 `ssh HOST true` through the same
+// master and beside the ssh2 transport, with the logins the sshd log counted meanwhile. The
+// host is the shells test host's bash user (its .bashrc prints), which no other test logs in to.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const CALLS = 20;
+
+const HOST = 'bash-user';
+
+/** Logins the host accepted so far (one `Accepted publickey` line per login). */
+function logins(log) {
+  return readFileSync(log, 'utf8')
+    .split('\n')
+    .filter((line) => line.includes('Accepted publickey for yonder-bash ')).length;
+}
+
+/** Milliseconds of each of `count` sequential runs of `program args`, failing on a non-zero exit. */
+function timed(count, program, args, env) {
+  const times = [];
+  for (let call = 0; call < count; call += 1) {
+    const started = performance.now();
+    const result = spawnSync(program, args, { encoding: 'utf8', env });
+    times.push(performance.now() - started);
+    if (result.status !== 0)
+      throw new Error(`${program} ${args.join(' ')} exited ${result.status}: ${result.stderr}`);
+  }
+  return times;
+}
+
+/**
+ * Run the case; `record` prints and keeps one line of figures. `sshConfig` is the test hosts'
+ * ssh config, `root` the repository, `bin` the built CLI, `median` the helper.
+ */
+export async function opensshCase({ sshConfig, root, bin, record, say, median }) {
+  const hosts = execFileSync('bash', [join(root, 'scripts/sshd-hosts.sh'), 'env'], {
+    encoding: 'utf8',
+  });
+  const sshLog = /export YONDER_SSH_LOG_TARGET='([^']+)'/.exec(hosts)[1];
+  say(`\nSSH transports: ${CALLS} sequential \`yonder status\` of one running job`);
+  const state = mkdtempSync(join(tmpdir(), 'yonder-bench-openssh-'));
+  const runtime = mkdtempSync(join(tmpdir(), 'yb-'));
+  const env = {
+    ...process.env,
+    NO_COLOR: '1',
+    YONDER_STATE_DIR: state,
+    YONDER_CONFIG: '',
+    XDG_CONFIG_HOME: state,
+    XDG_RUNTIME_DIR: runtime,
+  };
+  const cli = (...args) =>
+    execFileSync(process.execPath, [bin, ...args], { encoding: 'utf8', env }).trim();
+  try {
+    for (const transport of ['openssh', 'ssh2'])
+      cli(
+        'profile',
+        'add',
+        transport,
+        '--backend',
+        'ssh',
+        '--host',
+        HOST,
+        '--ssh-config',
+        sshConfig,
+        '--transport',
+        transport,
+      );
+    cli('connect', 'openssh');
+    const route = JSON.parse(cli('profile', 'check', 'openssh', '--json')).result.route;
+    const jobs = {
+      openssh: cli('submit', '--profile', 'openssh', '--', 'sleep', '600'),
+      ssh2: cli('submit', '--profile', 'ssh2', '--', 'sleep', '600'),
+    };
+    const status = (transport) =>
+      timed(CALLS, process.execPath, [bin, 'status', jobs[transport]], env);
+    const before = logins(sshLog);
+    const openssh = status('openssh');
+    const afterOpenssh = logins(sshLog);
+    const master = timed(
+      CALLS,
+      'ssh',
+      [
+        '-F',
+        sshConfig,
+        '-o',
+        `ControlPath=${route.controlPath}`,
+        '-o',
+        'BatchMode=yes',
+        HOST,
+        'true',
+      ],
+      env,
+    );
+    const afterMaster = logins(sshLog);
+    const ssh2 = status('ssh2');
+    const afterSsh2 = logins(sshLog);
+    const total = (times) => times.reduce((sum, time) => sum + time, 0);
+    record({
+      case: 'status via openssh / ssh true',
+      yonderMs: median(openssh),
+      baselineName: 'ssh true (master)',
+      baselineMs: median(master),
+      extra: `${CALLS} calls: ${(total(openssh) / 1000).toFixed(2)} s against ${(total(master) / 1000).toFixed(2)} s; new logins ${afterOpenssh - before} (yonder), ${afterMaster - afterOpenssh} (ssh)`,
+    });
+    record({
+      case: 'status via openssh / via ssh2',
+      yonderMs: median(openssh),
+      baselineName: 'yonder via ssh2',
+      baselineMs: median(ssh2),
+      extra: `${CALLS} calls via ssh2: ${(total(ssh2) / 1000).toFixed(2)} s, new logins ${afterSsh2 - afterMaster}`,
+    });
+    for (const transport of ['openssh', 'ssh2']) cli('cancel', jobs[transport]);
+    cli('disconnect', 'openssh');
+  } finally {
+    rmSync(state, { recursive: true, force: true });
+    rmSync(runtime, { recursive: true, force: true });
+  }
+}
