@@ -32,14 +32,15 @@ function timed(count, program, args, env) {
 }
 
 /**
- * Run the case; `record` prints and keeps one line of figures. `sshConfig` is the test hosts'
- * ssh config, `root` the repository, `bin` the built CLI, `median` the helper.
+ * Run the case; `record` prints and keeps one line of figures. `root` is the repository, `bin`
+ * the built CLI, `median` the helper.
  */
-export async function opensshCase({ sshConfig, root, bin, record, say, median }) {
+export async function opensshCase({ root, bin, record, say, median }) {
   const hosts = execFileSync('bash', [join(root, 'scripts/sshd-hosts.sh'), 'env'], {
     encoding: 'utf8',
   });
-  const sshLog = /export YONDER_SSH_LOG_TARGET='([^']+)'/.exec(hosts)[1];
+  const sshConfig = /export YONDER_SSH_CONFIG_LOGIN='([^']+)'/.exec(hosts)[1];
+  const sshLog = /export YONDER_SSH_LOG_SHELLS='([^']+)'/.exec(hosts)[1];
   say(`\nSSH transports: ${CALLS} sequential \`yonder status\` of one running job`);
   const state = mkdtempSync(join(tmpdir(), 'yonder-bench-openssh-'));
   const runtime = mkdtempSync(join(tmpdir(), 'yb-'));
