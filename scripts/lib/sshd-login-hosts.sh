@@ -288,5 +288,7 @@ login_env() {
     "YONDER_SSH_TWOFA_USER=$TWOFA_USER" \
     "YONDER_SSH_TOTP_SECRET=$TWOFA_SECRET" \
     "YONDER_SSH_ASKPASS_TOTP=$CLIENT/askpass-totp.sh" \
-    "YONDER_SSH_KNOWN_HOSTS_TWOFA=$CLIENT/known_hosts_twofa"
+    "YONDER_SSH_PORT_SHELLS=$SHELLS_PORT" \
+    "YONDER_SSH_LOG_SHELLS=$BASE/hosts/shells/sshd.log" \
+    "YONDER_SSH_KNOWN_HOSTS_LOGIN=$CLIENT/known_hosts_login"
 }
