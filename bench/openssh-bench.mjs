@@ -42,24 +42,32 @@ export async function opensshCase({ root, bin, record, say, median }) {
   const sshConfig = /export YONDER_SSH_CONFIG_LOGIN='([^']+)'/.exec(hosts)[1];
   const sshLog = /export YONDER_SSH_LOG_SHELLS='([^']+)'/.exec(hosts)[1];
   say(`\nSSH transports: ${CALLS} sequential \`yonder status\` of one running job`);
-  const state = mkdtempSync(join(tmpdir(), 'yonder-bench-openssh-'));
+  // A ledger per transport: one refresh polls every job of a target, whichever profile made it.
+  const states = {
+    openssh: mkdtempSync(join(tmpdir(), 'yonder-bench-openssh-')),
+    ssh2: mkdtempSync(join(tmpdir(), 'yonder-bench-ssh2-')),
+  };
   const runtime = mkdtempSync(join(tmpdir(), 'yb-'));
-  const env = {
+  const envOf = (transport) => ({
     ...process.env,
     NO_COLOR: '1',
-    YONDER_STATE_DIR: state,
+    YONDER_STATE_DIR: states[transport],
     YONDER_CONFIG: '',
-    XDG_CONFIG_HOME: state,
+    XDG_CONFIG_HOME: states[transport],
     XDG_RUNTIME_DIR: runtime,
-  };
-  const cli = (...args) =>
-    execFileSync(process.execPath, [bin, ...args], { encoding: 'utf8', env }).trim();
+  });
+  const cli = (transport, ...args) =>
+    execFileSync(process.execPath, [bin, ...args], {
+      encoding: 'utf8',
+      env: envOf(transport),
+    }).trim();
   try {
     for (const transport of ['openssh', 'ssh2'])
       cli(
+        transport,
         'profile',
         'add',
-        transport,
+        'p',
         '--backend',
         'ssh',
         '--host',
@@ -69,14 +77,14 @@ export async function opensshCase({ root, bin, record, say, median }) {
         '--transport',
         transport,
       );
-    cli('connect', 'openssh');
-    const route = JSON.parse(cli('profile', 'check', 'openssh', '--json')).result.route;
+    cli('openssh', 'connect', 'p');
+    const route = JSON.parse(cli('openssh', 'profile', 'check', 'p', '--json')).result.route;
     const jobs = {
-      openssh: cli('submit', '--profile', 'openssh', '--', 'sleep', '600'),
-      ssh2: cli('submit', '--profile', 'ssh2', '--', 'sleep', '600'),
+      openssh: cli('openssh', 'submit', '--profile', 'p', '--', 'sleep', '600'),
+      ssh2: cli('ssh2', 'submit', '--profile', 'p', '--', 'sleep', '600'),
     };
     const status = (transport) =>
-      timed(CALLS, process.execPath, [bin, 'status', jobs[transport]], env);
+      timed(CALLS, process.execPath, [bin, 'status', jobs[transport]], envOf(transport));
     const before = logins(sshLog);
     const openssh = status('openssh');
     const afterOpenssh = logins(sshLog);
@@ -93,11 +101,12 @@ export async function opensshCase({ root, bin, record, say, median }) {
         HOST,
         'true',
       ],
-      env,
+      envOf('openssh'),
     );
     const afterMaster = logins(sshLog);
     const ssh2 = status('ssh2');
     const afterSsh2 = logins(sshLog);
+    const node = timed(CALLS, process.execPath, ['-e', '0'], envOf('openssh'));
     const total = (times) => times.reduce((sum, time) => sum + time, 0);
     record({
       case: 'status via openssh / ssh true',
@@ -113,10 +122,17 @@ export async function opensshCase({ root, bin, record, say, median }) {
       baselineMs: median(ssh2),
       extra: `${CALLS} calls via ssh2: ${(total(ssh2) / 1000).toFixed(2)} s, new logins ${afterSsh2 - afterMaster}`,
     });
-    for (const transport of ['openssh', 'ssh2']) cli('cancel', jobs[transport]);
-    cli('disconnect', 'openssh');
+    record({
+      case: 'status via openssh / node -e 0',
+      yonderMs: median(openssh),
+      baselineName: 'node -e 0',
+      baselineMs: median(node),
+      extra: `yonder status over ssh true + node -e 0: ${(median(openssh) / (median(master) + median(node))).toFixed(2)}×`,
+    });
+    for (const transport of ['openssh', 'ssh2']) cli(transport, 'cancel', jobs[transport]);
+    cli('openssh', 'disconnect', 'p');
   } finally {
-    rmSync(state, { recursive: true, force: true });
+    for (const state of Object.values(states)) rmSync(state, { recursive: true, force: true });
     rmSync(runtime, { recursive: true, force: true });
   }
 }
