@@ -69,7 +69,7 @@ export class OpensshTransport implements TransportV1 {
   private readonly host: string;
   private readonly settings: OpensshSettings;
   private readonly ssh: SshProgram;
-  private base: Promise<{ args: string[]; resolved: SshResolved }> | null = null;
+  private base: Promise<string[]> | null = null;
   private readonly children = new Set<ChildProcess>();
   private closed = false;
   private limit: number;
@@ -96,16 +96,15 @@ export class OpensshTransport implements TransportV1 {
   }
 
   /** The options of every call, from `ssh -G` once (the user's own ControlPath is kept). */
-  private arguments(): Promise<{ args: string[]; resolved: SshResolved }> {
+  private arguments(): Promise<string[]> {
     this.base ??= (async () => {
       const config = configArguments(this.settings, this.ssh.env);
       const user = await resolveWithSsh(this.ssh, config, this.host);
-      const args = [
+      return [
         ...config,
         ...controlArguments(this.host, user, this.settings, this.ssh.env),
         ...(this.settings.acceptNewHostKeys ? ['-o', 'StrictHostKeyChecking=accept-new'] : []),
       ];
-      return { args, resolved: await resolveWithSsh(this.ssh, args, this.host) };
     })();
     this.base.catch(() => {
       this.base = null;
@@ -129,7 +128,7 @@ export class OpensshTransport implements TransportV1 {
     if (this.closed) throw new YonderError('E_TRANSPORT', 'The openssh transport was closed.');
     if (options.signal?.aborted)
       throw new YonderError('E_TRANSPORT', 'Command aborted before it started.');
-    const { args } = await this.arguments();
+    const args = await this.arguments();
     if (this.refused) {
       // A login needed a person: try again only once a master is up (no lockout by retries).
       if (!(await masterRunning(this.ssh, args, this.host))) throw this.refused;
@@ -306,7 +305,7 @@ export class OpensshTransport implements TransportV1 {
    * @throws YonderError `E_LOGIN_REQUIRED` when ssh could not log in; `E_TRANSPORT` otherwise.
    */
   async login(stdio: 'inherit' | 'pipe' = 'inherit'): Promise<OpensshConnectResult> {
-    const { args } = await this.arguments();
+    const args = await this.arguments();
     if (await masterRunning(this.ssh, args, this.host)) return { alreadyConnected: true };
     const opened = await openMaster(this.ssh, args, this.host, stdio);
     if (opened.code !== 0 || !(await masterRunning(this.ssh, args, this.host)))
@@ -317,13 +316,15 @@ export class OpensshTransport implements TransportV1 {
 
   /** Close the master connection (`ssh -O exit`); false when none was up. */
   async logout(): Promise<boolean> {
-    const { args } = await this.arguments();
+    const args = await this.arguments();
     return exitMaster(this.ssh, args, this.host);
   }
 
   /** How ssh reaches the host (`ssh -G`): user, host name, port, proxies, identities, control path, and whether the master is up. */
   async route(): Promise<JsonObject> {
-    const { args, resolved } = await this.arguments();
+    const args = await this.arguments();
+    // With the options every call gets: the ControlPath as ssh expands it.
+    const resolved: SshResolved = await resolveWithSsh(this.ssh, args, this.host);
     const first = (key: string): string | undefined => {
       const value = resolved.get(key)?.[0];
       return value === undefined || value === 'none' ? undefined : value;
