@@ -129,12 +129,12 @@ export class OpensshTransport implements TransportV1 {
     if (options.signal?.aborted)
       throw new YonderError('E_TRANSPORT', 'Command aborted before it started.');
     const args = await this.arguments();
+    while (!this.reached && this.gate) await this.gate;
     if (this.refused) {
       // A login needed a person: try again only once a master is up (no lockout by retries).
       if (!(await masterRunning(this.ssh, args, this.host))) throw this.refused;
       this.refused = null;
     }
-    while (!this.reached && this.gate) await this.gate;
     let open: (() => void) | null = null;
     if (!this.reached) this.gate = new Promise((resolve) => (open = resolve));
     await this.acquire();

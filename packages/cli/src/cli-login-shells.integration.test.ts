@@ -63,6 +63,10 @@ async function scenario(user: string, alias: string, transport: 'openssh' | 'ssh
   if (transport === 'openssh') {
     expect(check.stdout).toContain(`Route:     user = ${user}`);
     expect(check.stdout).toContain('Route:     port = 2205');
+  } else {
+    const connect = await yonder(['connect', profile]);
+    expect(connect.code).toBe(1);
+    expect(connect.stderr).toContain('uses the ssh transport, which keeps no login to open');
   }
 
   /** Submit `sh -c SCRIPT sh ARGS…`: the job's id. */
