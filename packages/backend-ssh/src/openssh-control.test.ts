@@ -1,3 +1,4 @@
+/** The openssh transport's ssh side against the real ssh: the ControlPath it picks or keeps, its private directory, and ssh's failures put into words. */
 import { chownSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -1,3 +1,4 @@
+/** The one remote invocation of both ssh transports, run through a real sh: marks found across chunks, startup noise dropped, input sent only once sh has started, the end line read. */
 import { spawn, spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { feedInput, REMOTE_COMMAND, RemoteAnswer, remoteInvocation } from './remote-invocation.js';

@@ -1,3 +1,4 @@
+/** Which ssh transport a new profile gets: openssh with an OpenSSH client 8.0 or later on PATH, else ssh2. */
 import { chmodSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
