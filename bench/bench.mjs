@@ -11,6 +11,7 @@ import { createRegistry, JobManager } from '../packages/core/dist/index.js';
 import { createFsStore } from '../packages/store-fs/dist/index.js';
 import { historyCase } from './history-case.mjs';
 import { ledger } from './ledger.mjs';
+import { opensshCase } from './openssh-bench.mjs';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 const BIN = join(ROOT, 'packages/cli/dist/bin.js');
@@ -452,7 +453,9 @@ async function main() {
   try {
     say(`yonder benchmarks — ${new Date().toISOString()} — repeats ${REPEATS} (medians)`);
     const sshConfig = services();
-    const cases = (env.YONDER_BENCH_CASES ?? 'start,ledger,history,submit,poll,logs').split(',');
+    const cases = (env.YONDER_BENCH_CASES ?? 'start,ledger,history,submit,poll,logs,openssh').split(
+      ',',
+    );
     if (cases.includes('start')) startCase();
     if (cases.includes('ledger')) ledgerCase();
     if (cases.includes('history'))
@@ -469,6 +472,7 @@ async function main() {
     if (cases.includes('submit')) await submitCase(sshConfig);
     if (cases.includes('poll')) await pollCase(sshConfig);
     if (cases.includes('logs')) await logsCase(sshConfig);
+    if (cases.includes('openssh')) await opensshCase({ root: ROOT, bin: BIN, record, say, median });
     mkdirSync(join(ROOT, 'bench-results'), { recursive: true });
     writeFileSync(
       join(ROOT, 'bench-results', 'results.json'),

@@ -29,6 +29,9 @@
 #   rsa512  port 2233  RSA user keys only as rsa-sha2-512 (PubkeyAcceptedAlgorithms)
 #   hostca  port 2234  a host certificate signed by the test host CA
 #   userca  port 2235  user certificates only (TrustedUserCAKeys)
+#   twofa   port 2204  publickey + a TOTP code   } scripts/lib/sshd-login-hosts.sh
+#   shells  port 2205  users with bash, tcsh, fish } (the openssh transport's tests)
+#                      and no setsid as login shell }
 #
 # Layout under ${YONDER_SSH_DIR:-/var/tmp/yonder-ssh} (0755):
 #   hosts/NAME/{sshd_config,ssh_host_ed25519_key,ssh_host_rsa_key,*.pub,sshd.pid,sshd.log}
@@ -86,6 +89,9 @@ LOG_NAME=sshd-hosts
 LOG_QUIET=${YONDER_SSH_QUIET:-0}
 # shellcheck source=lib/log.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib/log.sh"
+# Login-shell users, a user without setsid and the twofa host (the openssh transport's tests).
+# shellcheck source=lib/sshd-login-hosts.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/sshd-login-hosts.sh"
 
 dump_logs() {
   local h f
@@ -280,6 +286,7 @@ cmd_install() {
   need_root
   if packages_installed; then
     log "packages already installed ($("$SSHD" -V 2>&1 </dev/null | head -n 1 || true))"
+    install_login_packages
     return 0
   fi
   local t=$SECONDS added_policy=0 rc=0
@@ -306,6 +313,7 @@ cmd_install() {
   ((rc == 0)) || die "apt-get install failed (rc $rc)"
   packages_installed || die "openssh is still not usable after apt-get install"
   log "installed $("$SSHD" -V 2>&1 </dev/null | head -n 1 || true) in $((SECONDS - t))s"
+  install_login_packages
 }
 
 # ------------------------------------------------------------------ files
@@ -577,6 +585,7 @@ prepare() {
   ssh2_known_hosts
   write_client_config
   ensure_user
+  prepare_login_hosts
 }
 
 
@@ -656,6 +665,7 @@ cmd_start() {
   check_ports "${HOSTS[@]}"
   prepare
   for h in "${HOSTS[@]}"; do start_host "$h"; done
+  start_login_hosts
   log "hosts up (${SECONDS}s total, $((SECONDS - t))s after install); use: ssh -F $CLIENT/config target"
 }
 
@@ -665,6 +675,7 @@ cmd_stop() {
   take_lock
   local h
   for h in "${HOSTS[@]}"; do stop_host "$h"; done
+  stop_login_hosts
   log "stopped"
 }
 
@@ -714,6 +725,7 @@ cmd_status() {
       rc=1
     fi
   done
+  login_hosts_status || rc=1
   if ((rc == 0)); then echo "status: up"; else echo "status: down"; fi
   return $rc
 }
@@ -751,7 +763,8 @@ cmd_env() {
     "YONDER_SSH_KNOWN_HOSTS_CA=$CLIENT/known_hosts_ca" \
     "YONDER_SSH_KNOWN_HOSTS_CA_REVOKED=$CLIENT/known_hosts_ca_revoked" \
     "YONDER_SSH_HOST_CA=$HOST_CA/ca.pub" \
-    "YONDER_SSH_KEY_CERT=$CLIENT/id_cert"; do
+    "YONDER_SSH_KEY_CERT=$CLIENT/id_cert" \
+    $(login_env); do
     printf 'export %s=%s\n' "${kv%%=*}" "$(shq "${kv#*=}")"
   done
 }

@@ -11,6 +11,20 @@ export {
   parseKnownHosts,
 } from './known-hosts.js';
 export {
+  createOpensshTransport,
+  type OpensshConnectResult,
+  OpensshTransport,
+  type OpensshTransportOptions,
+  opensshTransportFactory,
+} from './openssh-transport.js';
+export {
+  DEFAULT_CONTROL_PERSIST_SECONDS,
+  type OpensshSettings,
+  OpensshTransportOptionsSchema,
+  opensshSettings,
+} from './openssh-transport-options.js';
+export { REMOTE_COMMAND } from './remote-invocation.js';
+export {
   createSshBackend,
   SSH_BACKEND_ID,
   type SshBackendOptions,
@@ -35,15 +49,20 @@ export {
 } from './ssh-transport-options.js';
 
 import type { PluginV1 } from '@yonder/core';
+import { opensshTransportFactory as opensshTransport } from './openssh-transport.js';
 import { createSshBackend as sshBackend } from './ssh-backend.js';
 import { sshTransportFactory as sshTransport } from './ssh-transport.js';
 
-/** The plugin entry the CLI loads by package name: the ssh backend and the ssh transport. */
+/**
+ * The plugin entry the CLI loads by package name: the ssh backend and the transports — `openssh`
+ * (the system ssh) and the in-process ssh2 one, registered as `ssh` (the id older profiles
+ * use) and as `ssh2`.
+ */
 export function createYonderPlugin(): PluginV1 {
   return {
     specificationVersion: 'v1',
     backends: [sshBackend()],
-    transports: { ssh: sshTransport },
+    transports: { ssh: sshTransport, ssh2: sshTransport, openssh: opensshTransport },
   };
 }
 

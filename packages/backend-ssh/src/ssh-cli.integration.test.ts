@@ -50,7 +50,7 @@ describe('yonder over the ssh2 transport', () => {
     expect(check.stdout).toMatch(
       /Route: +1\. yonder-test@127\.0\.0\.1:2201 \(target\) via tcp.*\nRoute: +2\. yonder-test@127\.0\.0\.1:2202 \(jump-chained\) via jump target.*\nRoute: +3\. yonder-test@127\.0\.0\.1:2201 \(via-chain\) via jump jump-chained/,
     );
-    expect(check.stdout).toContain('Transport: transport = "ssh2"');
+    expect(check.stdout).toContain('Route:     transport = ssh2');
   }, 120_000);
 
   it('shows what the ssh config asks for that ssh2 ignores: in profile check, and once on stderr', async () => {

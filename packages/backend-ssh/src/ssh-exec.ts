@@ -1,41 +1,21 @@
-/** One command over an open SSH connection: the launcher line that runs it on the far side, and its exec with time limit, abort and bounded output. */
+/** One command over an open SSH connection (ssh2): the invocation every login shell passes unchanged, and its exec with time limit, abort and bounded output. */
 import { getErrorMessage, type RunOptionsV1, type RunResultV1, YonderError } from '@yonder/core';
-import { BoundedBuffer, shJoin } from '@yonder/core/backend-kit';
 import ssh2, { type ClientChannel } from 'ssh2';
+import {
+  DEFAULT_MAX_OUTPUT,
+  DEFAULT_TIMEOUT_MS,
+  feedInput,
+  NOT_FOUND_MARK,
+  RemoteAnswer,
+  type RemoteInvocation,
+  remoteInvocation,
+} from './remote-invocation.js';
 
 const { Client } = ssh2;
 type Client = InstanceType<typeof Client>;
 
-export const DEFAULT_TIMEOUT_MS = 60_000;
-export const DEFAULT_MAX_OUTPUT = 8 * 1024 * 1024;
+export { DEFAULT_MAX_OUTPUT, DEFAULT_TIMEOUT_MS, NOT_FOUND_MARK };
 export const DEFAULT_MAX_CHANNELS = 8;
-
-/** The line the launcher prints, with exit 127, when the program to run does not exist there. */
-export const NOT_FOUND_MARK = 'yonder-transport: no such program: ';
-
-/**
- * Runs the real command on the far side under a time limit of its own (`timeout -k`), so a
- * command we gave up on does not live on holding a session slot. `$1` is the limit in
- * seconds, `$2` the variable-name prefixes to remove (space-separated), `$3` the program
- * (checked to exist, else NOT_FOUND_MARK and exit 127), the rest the command.
- */
-
-const LAUNCHER = [
-  't=$1; prefixes=$2; prog=$3; shift 3',
-  'case $prog in',
-  `  /*) [ -x "$prog" ] || { printf '${NOT_FOUND_MARK}%s\\n' "$prog" >&2; exit 127; } ;;`,
-  // A relative path is looked up in the command's own working directory: not checked here.
-  '  */*) ;;',
-  `  *) command -v -- "$prog" >/dev/null 2>&1 || { printf '${NOT_FOUND_MARK}%s\\n' "$prog" >&2; exit 127; } ;;`,
-  'esac',
-  'if [ -n "$prefixes" ]; then',
-  '  for v in $(env | sed -n "s/^\\([A-Za-z_][A-Za-z0-9_]*\\)=.*/\\1/p"); do',
-  '    for p in $prefixes; do case $v in "$p"*) unset "$v" 2>/dev/null || true ;; esac; done',
-  '  done',
-  'fi',
-  'if command -v timeout >/dev/null 2>&1; then exec timeout -k 5 "$t" "$@"; fi',
-  'exec "$@"',
-].join('\n');
 
 /** An open connection: its chain of clients (jump hosts first) and whether it has died. */
 export interface Connection {
@@ -52,46 +32,27 @@ export class ChannelNotOpened extends Error {
   }
 }
 
-/** The command line sent to the far side for one argv, under the launcher. */
-export function remoteCommandLine(argv: readonly string[], options: RunOptionsV1): string {
-  const seconds = Math.max(1, Math.ceil((options.timeoutMs ?? DEFAULT_TIMEOUT_MS) / 1000));
-  const prefix: string[] = [];
-  if (options.unsetEnv?.length || options.env) {
-    prefix.push('env');
-    for (const name of options.unsetEnv ?? []) prefix.push('-u', name);
-    for (const [name, value] of Object.entries(options.env ?? {})) prefix.push(`${name}=${value}`);
-  }
-  const cwd = options.cwd
-    ? ['sh', '-c', 'cd -- "$1" && shift && exec "$@"', 'yonder-cd', options.cwd]
-    : [];
-  return shJoin([
-    'sh',
-    '-c',
-    LAUNCHER,
-    'yonder',
-    String(seconds),
-    (options.unsetEnvPrefixes ?? []).join(' '),
-    argv[0] as string,
-    ...cwd,
-    ...prefix,
-    ...argv,
-  ]);
+/** What is sent to the far side for one argv: `exec /bin/sh -s`, with the argv under the launcher on stdin. */
+export function remoteCommandLine(
+  argv: readonly string[],
+  options: RunOptionsV1,
+): RemoteInvocation {
+  return remoteInvocation(argv, options);
 }
 
-/** Run one command line on the connection. */
+/** Run one invocation on the connection. */
 export async function execOnce(
   connection: Connection,
-  command: string,
+  invocation: RemoteInvocation,
   options: RunOptionsV1,
   target: string,
 ): Promise<RunResultV1> {
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  const limit = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT;
   const started = Date.now();
   const channel = await new Promise<ClientChannel>((resolvePromise, rejectPromise) => {
     const refuse = (error: unknown): void => rejectPromise(new ChannelNotOpened(error));
     try {
-      connection.final.exec(command, (error, stream) =>
+      connection.final.exec(invocation.command, (error, stream) =>
         error ? refuse(error) : resolvePromise(stream),
       );
     } catch (error) {
@@ -99,8 +60,7 @@ export async function execOnce(
     }
   });
   return new Promise<RunResultV1>((resolvePromise, rejectPromise) => {
-    const stdout = new BoundedBuffer(limit, 'head');
-    const stderr = new BoundedBuffer(limit, 'tail');
+    const answer = new RemoteAnswer(invocation);
     let settled = false;
     const finish = (action: () => void): void => {
       if (settled) return;
@@ -126,8 +86,8 @@ export async function execOnce(
         rejectPromise(new YonderError('E_TRANSPORT', `Command aborted on ${target}.`));
       });
     options.signal?.addEventListener('abort', onAbort, { once: true });
-    channel.on('data', (chunk: Buffer) => stdout.push(chunk));
-    channel.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
+    channel.on('data', (chunk: Buffer) => answer.pushStdout(chunk));
+    channel.stderr.on('data', (chunk: Buffer) => answer.pushStderr(chunk));
     channel.on('close', (code: number | null | undefined, signal?: string) => {
       finish(() => {
         if (code === undefined && !signal) {
@@ -139,7 +99,8 @@ export async function execOnce(
           );
           return;
         }
-        if (code === 124 && Date.now() - started >= timeoutMs) {
+        const status = answer.status ?? code ?? null;
+        if (status === 124 && Date.now() - started >= timeoutMs) {
           rejectPromise(
             new YonderError(
               'E_TIMEOUT',
@@ -148,20 +109,28 @@ export async function execOnce(
           );
           return;
         }
-        const bytes = options.encoding === 'buffer';
+        if (!answer.started) {
+          rejectPromise(
+            new YonderError(
+              'E_TRANSPORT',
+              `The shell on ${target} did not start /bin/sh (exit status ${code ?? signal}): ${answer.preamble() || 'it printed nothing'}`,
+            ),
+          );
+          return;
+        }
         resolvePromise({
-          exitCode: code ?? null,
+          exitCode: status,
           signal: signal ?? null,
-          stdout: bytes ? '' : stdout.text(),
-          ...(bytes ? { stdoutBytes: stdout.bytes() } : {}),
-          stderr: stderr.text(),
-          stdoutTruncated: stdout.truncated,
-          stderrTruncated: stderr.truncated,
+          ...answer.result(),
           durationMs: Date.now() - started,
         });
       });
     });
-    if (options.input !== undefined) channel.end(options.input);
-    else channel.end();
+    void feedInput(
+      answer,
+      invocation,
+      (chunk) => channel.write(chunk),
+      () => channel.end(),
+    );
   });
 }

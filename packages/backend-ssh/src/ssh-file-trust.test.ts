@@ -63,7 +63,7 @@ describe('ssh files others could change', () => {
       ...resolveHost('box', { configFiles: [join(scratch, 'none')] }),
       identityFiles: [loose, tight],
       identityFilesExplicit: true,
-      identityAgent: undefined,
+      identityAgent: null,
     };
     const identities = readIdentities(host);
     expect(identities.keys).toHaveLength(1);

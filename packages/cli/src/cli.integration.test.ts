@@ -307,7 +307,7 @@ describe('yonder CLI', () => {
     const add = await yonder(['profile', 'add', 'x', '--backend', 'local', '--transport', 'mine']);
     expect(add.code).toBe(1);
     expect(add.stderr).toMatch(
-      /transport: No transport named "mine"\. Available: local, (\w+, )*ssh\./,
+      /transport: No transport named "mine"\. Available: local, (\w+, )*ssh, ssh2, openssh\./,
     );
     expect(add.stderr).toContain('Name the package that provides it in your yonder config');
     expect((await yonder(['profile', 'show', 'x'])).code).toBe(1);

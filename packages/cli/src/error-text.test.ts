@@ -26,6 +26,15 @@ describe('errorText', () => {
     expect(errorText(error)).toBe('No job matches "abc". "yonder list --all" shows every job.');
   });
 
+  it('names the command that opens the login a host needs a person for', () => {
+    const error = new YonderError('E_LOGIN_REQUIRED', 'Logging in to hpc needs more.', {
+      data: { profile: 'hpc', host: 'hpc' },
+    });
+    expect(errorText(error)).toBe(
+      'Logging in to hpc needs more. Run "yonder connect hpc" first (ssh asks there), then try again.',
+    );
+  });
+
   it('adds nothing to an error without the data its hint needs', () => {
     expect(errorText(new YonderError('E_NO_SUCH_PROFILE', 'No profile named "x".'))).toBe(
       'No profile named "x".',

@@ -28,6 +28,8 @@ function hint(error: YonderError): string | undefined {
     return `Create one with: yonder profile add ${data.profile} --backend BACKEND`;
   if (CorruptRecordError.isInstance(error) && /\/profiles\/[^/]+\.json$/.test(error.path))
     return `Fix: correct that field in the file, or replace the profile (yonder profile add NAME --backend B --force), or forget it (yonder profile remove NAME).`;
+  if (error.code === 'E_LOGIN_REQUIRED' && typeof data.profile === 'string')
+    return `Run "yonder connect ${data.profile}" first (ssh asks there), then try again.`;
   if (error.code === 'E_NO_SUCH_JOB' && typeof data.reference === 'string')
     return '"yonder list --all" shows every job.';
   return undefined;

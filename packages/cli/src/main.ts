@@ -27,11 +27,13 @@ Usage:
   yonder profile add NAME --backend B [--host H] [--workdir D] [--local-root P --remote-root P]
                  [--pending-timeout S] [--poll-seconds S] [--cancel-grace S] [--set KEY=VALUE]...
                  [--transport T] [--transport-set KEY=VALUE]...
-                 [--ssh-config FILE] [--accept-new-host-keys] [--max-channels N] [--force]
+                 [--ssh-config FILE] [--accept-new-host-keys] [--max-channels N]
+                 [--control-persist S] [--force]
   yonder profile edit NAME [the flags of add]     (no flags: opens $EDITOR; validated before saving)
   yonder profile list | show NAME | remove NAME | check NAME | schema
   yonder help COMMAND                              the command's own help
   yonder completion bash|zsh|fish                  a completion script for the shell
+  yonder connect PROFILE | disconnect PROFILE     open / close the openssh transport's kept login
   yonder plugins [--json]
   yonder ui [--port N] [--no-open]                 (needs @yonder/ui)
 
@@ -59,6 +61,8 @@ export const COMMANDS: Record<string, () => Promise<{ run: Command }>> = {
   // What completion scripts ask for while completing (profile names, job ids).
   __complete: async () => ({ run: (await import('./commands/completion/index.js')).complete }),
   profile: () => import('./commands/profile/index.js'),
+  connect: () => import('./commands/connect/index.js'),
+  disconnect: () => import('./commands/disconnect/index.js'),
   plugins: () => import('./commands/plugins/index.js'),
   ui: () => import('./commands/ui/index.js'),
 };

@@ -24,7 +24,7 @@ export const BUNDLED_PLUGINS: ReadonlyArray<{
   backends: string[];
   transports: string[];
 }> = [
-  { package: '@yonder/backend-ssh', backends: ['ssh'], transports: ['ssh'] },
+  { package: '@yonder/backend-ssh', backends: ['ssh'], transports: ['ssh', 'ssh2', 'openssh'] },
   { package: '@yonder/backend-slurm', backends: ['slurm'], transports: [] },
   { package: '@yonder/backend-command', backends: ['command'], transports: [] },
 ];

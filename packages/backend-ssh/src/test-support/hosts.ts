@@ -28,6 +28,19 @@ export function sshProfile(host: string, extra: Partial<Profile> = {}): Profile 
   };
 }
 
+/** A profile for a Host alias of the test ssh config, on the openssh transport (`-F` that config). */
+export function opensshProfile(host: string, extra: Partial<Profile> = {}): Profile {
+  const env = hostsEnv();
+  return {
+    name: `o-${host}`,
+    backend: 'ssh',
+    host,
+    transport: 'openssh',
+    ...extra,
+    transportOptions: { config: env.YONDER_SSH_CONFIG as string, ...extra.transportOptions },
+  };
+}
+
 /** A manager with its own ledger and the ssh backend and transport. */
 export function sshManager(): { manager: JobManager; state: string } {
   const state = mkdtempSync(join(tmpdir(), 'yonder-ssh-state-'));

@@ -37,7 +37,6 @@ export {
   readBootId,
   readProcessIdentity,
 } from '../process/process-identity.js';
-export type { ProcessIdentity } from '../spec/job.js';
 export { signalName } from '../process/signal-names.js';
 export { JOB_WRAPPER_SCRIPT } from '../remote/job-wrapper-script.js';
 export { outputBytes, READ_LOG_SCRIPT, readRemoteLog } from '../remote/read-remote-log.js';
@@ -66,6 +65,7 @@ export {
   type ContainerSpec,
   type ResolvedContainer,
 } from '../spec/container.js';
+export type { ProcessIdentity } from '../spec/job.js';
 export {
   isActive,
   isJobState,

@@ -19,6 +19,8 @@ export type YonderErrorCode =
   | 'E_INVALID_TEMPLATE'
   | 'E_UNSAFE_VALUE'
   | 'E_TRANSPORT'
+  /** Logging in to the host needs a person (a password, a second factor, a passphrase) and no kept login is open. */
+  | 'E_LOGIN_REQUIRED'
   | 'E_COMMAND_NOT_FOUND'
   | 'E_TIMEOUT'
   | 'E_SCHEDULER_UNAVAILABLE'

@@ -92,7 +92,10 @@ export async function readJobLog(
 /** The target could not be reached (as opposed to: the log could not be read there). */
 function unreachable(error: unknown): boolean {
   return (
-    YonderError.isInstance(error) && (error.code === 'E_TRANSPORT' || error.code === 'E_TIMEOUT')
+    YonderError.isInstance(error) &&
+    (error.code === 'E_TRANSPORT' ||
+      error.code === 'E_TIMEOUT' ||
+      error.code === 'E_LOGIN_REQUIRED')
   );
 }
 

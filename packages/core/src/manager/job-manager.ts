@@ -6,6 +6,7 @@ import type { JobRecord, JobSpec, JobState } from '../spec/job.js';
 import type { Profile } from '../spec/profile.js';
 import type { StoreProblemV1, StoreV1 } from '../spec/store/v1/store-v1.js';
 import type { TransportFactoryV1 } from '../spec/transport/v1/transport-factory-v1.js';
+import type { TransportV1 } from '../spec/transport/v1/transport-v1.js';
 import { DEFAULT_STATE_POLICY, type StatePolicy } from '../state/apply-observation.js';
 import { isTerminal } from '../state/job-states.js';
 import { requestCancel } from './cancel-jobs.js';
@@ -184,6 +185,17 @@ export class JobManager {
   /** Validate a profile, ask its transport how it reaches the target (`describe`), and reach it. */
   checkProfile(name: string): Promise<ProfileCheck> {
     return checkProfile(this.context, name);
+  }
+
+  /**
+   * The transport that reaches a named profile's target: the one every operation on it shares,
+   * closed with the manager (for `connect`/`disconnect` of a transport that keeps a login).
+   * @throws YonderError `E_NO_SUCH_PROFILE`; what finding the backend or transport throws.
+   */
+  async transportOf(name: string): Promise<TransportV1> {
+    const profile = await readProfile(this.context, name);
+    const backend = await this.context.resolveBackend(profile.backend, profile);
+    return (await this.context.backendContext(profile, backend)).transport;
   }
 
   /**

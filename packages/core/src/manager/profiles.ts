@@ -114,12 +114,15 @@ export async function checkProfile(context: ManagerContext, name: string): Promi
   if (issues.length > 0) return { profile, issues, probe: null, transport: null };
   const backend = await context.resolveBackend(profile.backend, profile);
   const backendContext = await context.backendContext(profile, backend);
-  let transport: TransportDescriptionV1 | null = null;
+  // The transport in use is always said; what else it tells of its route, where it can.
+  const facts = { transport: chooseTransport(profile, backend) };
+  let transport: TransportDescriptionV1 = { facts, warnings: [], problems: [] };
   if (backendContext.transport.describe) {
     try {
-      transport = await backendContext.transport.describe();
+      const told = await backendContext.transport.describe();
+      transport = { ...told, facts: { ...facts, ...told.facts } };
     } catch (error) {
-      transport = { facts: {}, warnings: [], problems: [getErrorMessage(error)] };
+      transport = { facts, warnings: [], problems: [getErrorMessage(error)] };
     }
   }
   const probe = await backend.probe(profile, backendContext);

@@ -9,6 +9,7 @@ import { issueText } from '../../error-text.js';
 import { envelope } from '../../output.js';
 import { profileJsonSchema } from '../../profile-schema.js';
 import { UsageError } from '../../usage-error.js';
+import { defaultSshTransport } from './default-transport.js';
 import { editProfile } from './profile-edit.js';
 import { applyProfileFlags, PROFILE_FLAG_OPTIONS } from './profile-flags.js';
 
@@ -19,7 +20,7 @@ const HELP = `Usage:
                  [--ssh-config FILE] [--accept-new-host-keys] [--max-channels N]
                  [--time T] [--cpus N] [--memory M] [--gpus N] [--nodes N] [--partition P]
                  [--account A] [--qos Q] [--scheduler-option ARG]...
-                 [--unsupported-resources refuse|warn|ignore] [--force] [--json]
+                 [--control-persist S] [--unsupported-resources refuse|warn|ignore] [--force] [--json]
                  [--container-image I --container-runtime R --bind SRC:DST[:MODE]...]
   yonder profile edit NAME [the flags of add]   change the flags given; with none, open $EDITOR
   yonder profile list [--json]
@@ -34,10 +35,15 @@ keys, ports, users and ProxyJump come from there. Host keys are checked against 
 an unknown key is refused unless --accept-new-host-keys (then it is recorded); a changed key
 always is. --max-channels bounds concurrent SSH channels (sshd's MaxSessions is 10).
 
---transport names the transport that reaches the target (default: with --host, the backend's
-own, e.g. ssh; else local); --transport-set sets one of its options. --ssh-config,
---accept-new-host-keys and --max-channels set the ssh transport's options config,
-acceptNewHostKeys and maxChannels.
+--transport names the transport that reaches the target. For a host reached over ssh: openssh
+(the system ssh over one kept master connection: everything your ssh does — 2FA, passwords,
+Kerberos, certificates, ProxyCommand, Match exec — works; a host that asks a person needs
+"yonder connect NAME" first) or ssh2 (in-process, public keys and ssh-agent only). The default
+is openssh when an OpenSSH client 8.0 or later is on PATH, else ssh2; profiles saved before
+keep the ssh2 transport (id ssh). Without --host: local. --transport-set sets one of its
+options. --ssh-config (ssh -F), --accept-new-host-keys and --max-channels set the options
+config, acceptNewHostKeys and maxChannels of either; --control-persist S the openssh
+transport's controlPersistSeconds (how long the master stays up after its last command, 600).
 
 --set sets a backend option (KEY may be a dotted path); values are read as JSON when the
 backend's schema wants a number, boolean, list or object; --transport-set likewise for the
@@ -82,6 +88,13 @@ async function add(argv: string[], { io, runtime }: CommandContext): Promise<num
     io,
     runtime,
   });
+  // A host its backend reaches over ssh, and no transport named: the system ssh where it will do.
+  if (profile.transport === undefined && profile.host !== undefined) {
+    const backend = await runtime()
+      .ensureBackend(profile.backend)
+      .catch(() => undefined);
+    if (backend?.capabilities.transport === 'ssh') profile.transport = defaultSshTransport(io.env);
+  }
   const saved = await manager.saveProfile(profile);
   io.stdout(values.json ? envelope(saved) : `Saved profile "${saved.name}" (${saved.backend}).\n`);
   return 0;
@@ -112,7 +125,7 @@ function describe(profile: Profile): string {
   return `${lines.join('\n')}\n`;
 }
 
-/** A transport's facts for people: `Route:` one line per hop, the rest as `Transport:` lines. */
+/** A transport's facts for people, as `Route:` lines: one per hop of a `route` list, one per other fact. */
 function transportText(facts: { readonly [key: string]: JsonValue | undefined }): string {
   let text = '';
   for (const [key, value] of Object.entries(facts)) {
@@ -125,7 +138,8 @@ function transportText(facts: { readonly [key: string]: JsonValue | undefined })
         const alias = h.hostKeyAlias ? ` host key alias ${String(h.hostKeyAlias)}` : '';
         text += `Route:     ${index + 1}. ${String(h.user)}@${String(h.hostname)}:${String(h.port)} (${String(h.destination)}) via ${String(h.via)}${alias}${ids}\n`;
       });
-    } else if (value !== undefined) text += `Transport: ${key} = ${JSON.stringify(value)}\n`;
+    } else if (value !== undefined)
+      text += `Route:     ${key} = ${typeof value === 'string' ? value : JSON.stringify(value)}\n`;
   }
   return text;
 }

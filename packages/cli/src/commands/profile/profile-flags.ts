@@ -24,6 +24,7 @@ export const PROFILE_FLAG_OPTIONS = {
   'ssh-config': { type: 'string' },
   'accept-new-host-keys': { type: 'boolean' },
   'max-channels': { type: 'string' },
+  'control-persist': { type: 'string' },
   set: { type: 'string', multiple: true },
   ...RESOURCE_OPTIONS,
   ...CONTAINER_OPTIONS,
@@ -178,6 +179,8 @@ export async function applyProfileFlags(
   if (values['accept-new-host-keys']) ssh.acceptNewHostKeys = true;
   const channels = integerOption(values['max-channels'], 'max-channels', 1);
   if (channels !== undefined) ssh.maxChannels = channels;
+  const persist = integerOption(values['control-persist'], 'control-persist', 1);
+  if (persist !== undefined) ssh.controlPersistSeconds = persist;
   if (transportOptions || Object.keys(ssh).length > 0)
     profile.transportOptions = { ...profile.transportOptions, ...transportOptions, ...ssh };
   return profile;

@@ -168,10 +168,15 @@ export function createWorkstationBackend(
           };
         const field = (name: string): string => outputField(result.stdout, name) ?? '';
         const bootId = field('BOOT');
+        const detach = field('DETACH');
         const problems =
           bootId && bootId !== 'unknown'
             ? []
             : ['the host has no /proc/sys/kernel/random/boot_id: only Linux hosts are supported'];
+        if (detach === 'none')
+          problems.push(
+            'the host has none of setsid, perl or python3, so a job cannot be started in a process group of its own and a cancel could not reach all of it: install setsid (util-linux)',
+          );
         return {
           ok: problems.length === 0,
           facts: {
@@ -180,6 +185,7 @@ export function createWorkstationBackend(
             home: field('HOME'),
             bootId,
             setsid: field('SETSID') || null,
+            detach: detach || null,
             shell: field('SHELL'),
             system: field('SYSTEM'),
           },

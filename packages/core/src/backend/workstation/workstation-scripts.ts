@@ -18,11 +18,22 @@ import { PREPARE_JOB_DIRECTORY } from '../../remote/remote-scripts.js';
  * `<index> WORD …` lines, one per job, in the order the jobs were given.
  */
 
-/** What the target is: `HOME`, `BOOT`, `HOST`, `SETSID`, `SHELL` and `SYSTEM` lines. */
+/**
+ * How a job is put in a session (and process group) of its own, so that a cancel reaches all of
+ * it: `detach` is `setsid`, else `perl` or `python3` (their setsid(2), then exec, so the pid
+ * stays the job's), or `none` when the host has none of them.
+ */
+const DETACH_FUNCTIONS = `if command -v setsid >/dev/null 2>&1; then detach=setsid
+elif command -v perl >/dev/null 2>&1; then detach=perl
+elif command -v python3 >/dev/null 2>&1; then detach=python3
+else detach=none; fi`;
+
+/** What the target is: `HOME`, `BOOT`, `HOST`, `SETSID`, `DETACH` (see DETACH_FUNCTIONS), `SHELL` and `SYSTEM` lines. */
 export const WORKSTATION_PROBE_SCRIPT = `${PROCESS_IDENTITY_FUNCTIONS}
+${DETACH_FUNCTIONS}
 read_boot; read_host
 printf 'HOME %s\\nBOOT %s\\nHOST %s\\n' "$HOME" "$boot" "$host"
-printf 'SETSID %s\\n' "$(command -v setsid || true)"
+printf 'SETSID %s\\nDETACH %s\\n' "$(command -v setsid || true)" "$detach"
 printf 'SHELL %s\\n' "$(command -v sh || true)"
 printf 'SYSTEM %s\\n' "$(uname -sr)"
 `;
@@ -34,8 +45,9 @@ make_trusted_dir "$1" 'work directory'
 `;
 
 /**
- * Prepare the job directory and start the job detached (own session where `setsid` exists,
- * all output to the log, stdin from /dev/null), so it survives the submitter and its
+ * Prepare the job directory and start the job detached (a session of its own, by setsid or
+ * perl's or python3's setsid(2): with none of them the submit is refused, exit 21, before
+ * anything is made; all output to the log, stdin from /dev/null), so it survives the submitter and its
  * connection. Arguments: $1 work directory, $2 job id, $3 payload lengths (see
  * PREPARE_JOB_DIRECTORY), $4 working directory (empty: the job directory), $5 the container
  * runtime (empty: no container), $6 its image, $7 the number of bind sources, then the sources
@@ -53,7 +65,9 @@ make_trusted_dir "$1" 'work directory'
 export const WORKSTATION_SUBMIT_SCRIPT = `set -u
 ${PROCESS_IDENTITY_FUNCTIONS}
 ${CONTAINER_CHECK_FUNCTIONS}
+${DETACH_FUNCTIONS}
 w=$1; id=$2; lengths=$3; cwd=$4; crt=$5; cimage=$6; csources=$7; shift 7
+if [ "$detach" = none ]; then echo "yonder: the host has none of setsid, perl or python3, so a job cannot be started in a process group of its own (nor a cancel reach all of it): install setsid (util-linux)" >&2; exit 21; fi
 if [ -n "$cwd" ] && [ ! -d "$cwd" ]; then echo "yonder: the job's working directory $cwd does not exist" >&2; exit 20; fi
 if [ -n "$crt" ]; then
   container_check "$crt" "$cimage" "$csources" "$@" || exit $?
@@ -67,20 +81,20 @@ if ! { private_dirs 1 "$d" && enter_private "$d" && ( set -C; : > job.log ) 2>/d
 [ -n "$cwd" ] || cwd=$d
 if ! cd -- "$cwd" 2>/dev/null; then rm -rf -- "$d"; echo "yonder: cannot enter the working directory $cwd" >&2; exit 20; fi
 wrapper='${JOB_WRAPPER_SCRIPT.replaceAll("'", "'\\''")}'
-if command -v setsid >/dev/null 2>&1; then
-  YONDER_JOB_ID=$id setsid sh -c "$wrapper" yonder-job "$d" "$@" < /dev/null >&3 2>&3 3>&- &
-  pid=$!
-  # Answer once the wrapper leads its own session and process group (a cancel right after the
-  # submit signals that group), or has ended; bounded, in case setsid never gets that far.
-  n=0
-  while proc_stat "/proc/$pid/stat" && [ "$ps_group" != "$pid" ] && [ "$ps_state" != Z ] && [ "$n" -lt 650 ]; do
-    n=$((n + 1))
-    [ "$n" -le 50 ] || sleep 0.005 2>/dev/null || { sleep 1; n=$((n + 200)); }
-  done
-else
-  YONDER_JOB_ID=$id nohup sh -c "$wrapper" yonder-job "$d" "$@" < /dev/null >&3 2>&3 3>&- &
-  pid=$!
-fi
+case $detach in
+  setsid) set -- setsid sh -c "$wrapper" yonder-job "$d" "$@" ;;
+  perl) set -- perl -e 'use POSIX (); defined(POSIX::setsid()) or exit 125; exec { $ARGV[0] } @ARGV; exit 127' -- sh -c "$wrapper" yonder-job "$d" "$@" ;;
+  *) set -- python3 -c 'import os, sys; os.setsid(); os.execvp(sys.argv[1], sys.argv[1:])' sh -c "$wrapper" yonder-job "$d" "$@" ;;
+esac
+YONDER_JOB_ID=$id "$@" < /dev/null >&3 2>&3 3>&- &
+pid=$!
+# Answer once the wrapper leads its own session and process group (a cancel right after the
+# submit signals that group), or has ended; bounded, in case it never gets that far.
+n=0
+while proc_stat "/proc/$pid/stat" && [ "$ps_group" != "$pid" ] && [ "$ps_state" != Z ] && [ "$n" -lt 650 ]; do
+  n=$((n + 1))
+  [ "$n" -le 50 ] || sleep 0.005 2>/dev/null || { sleep 1; n=$((n + 200)); }
+done
 exec 3>&-
 proc_stat "/proc/$pid/stat" || ps_start=0
 read_boot; read_host

@@ -76,4 +76,13 @@ export interface TransportV1 {
   describe?(): Promise<TransportDescriptionV1>;
   /** Release connections. Safe to call twice. */
   close(): Promise<void>;
+  /**
+   * Optional, for transports that keep a login (the openssh transport's master connection):
+   * open it now, letting the login ask a person on the terminal (`'inherit'`) or through the
+   * program's own helpers (SSH_ASKPASS) whatever it needs. Other calls never ask.
+   * @throws YonderError `E_LOGIN_REQUIRED` when the login failed, `E_TRANSPORT` otherwise.
+   */
+  login?(stdio?: 'inherit' | 'pipe'): Promise<{ alreadyConnected: boolean }>;
+  /** Optional: close the kept login. Resolves with false when none was open. */
+  logout?(): Promise<boolean>;
 }

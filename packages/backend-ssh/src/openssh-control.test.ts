@@ -1,0 +1,101 @@
+/** The openssh transport's ssh side against the real ssh: the ControlPath it picks or keeps, its private directory, and ssh's failures put into words. */
+import { chownSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import {
+  controlArguments,
+  controlDirectory,
+  loginError,
+  parseResolved,
+  resolveWithSsh,
+} from './openssh-control.js';
+
+// Short: a socket path in it must fit in 104 bytes.
+const scratch = mkdtempSync('/tmp/yc-');
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+const ssh = { program: 'ssh', env: { ...process.env, XDG_RUNTIME_DIR: scratch } };
+
+function config(name: string, text: string): string {
+  const file = join(scratch, name);
+  writeFileSync(file, text);
+  return file;
+}
+
+describe('the master connection’s options, from what ssh -G says', () => {
+  it('puts the ControlPath in a private directory by %C and a key of alias and config', async () => {
+    const file = config('plain', 'Host box\n  HostName 127.0.0.1\n  User me\n');
+    const user = await resolveWithSsh(ssh, ['-F', file], 'box');
+    expect(user.get('user')).toEqual(['me']);
+    const args = controlArguments('box', user, { config: file }, ssh.env);
+    expect(args).toContain('ControlMaster=auto');
+    expect(args).toContain('ControlPersist=600');
+    const path = args.find((arg) => arg.startsWith('ControlPath='))?.slice('ControlPath='.length);
+    expect(path).toMatch(new RegExp(`^${scratch}/yonder/[0-9a-f]{12}-%C$`));
+    expect(statSync(join(scratch, 'yonder')).mode & 0o777).toBe(0o700);
+    const other = controlArguments('box2', user, { config: file }, ssh.env);
+    expect(other.find((arg) => arg.startsWith('ControlPath='))).not.toBe(`ControlPath=${path}`);
+    // The expanded path is short enough for a socket.
+    const resolved = await resolveWithSsh(ssh, ['-F', file, ...args], 'box');
+    expect((resolved.get('controlpath')?.[0] ?? '').length).toBeLessThan(104 - 17);
+  });
+
+  it('keeps the user’s own ControlPath, ControlMaster and ControlPersist', async () => {
+    const file = config(
+      'own',
+      'Host box\n  HostName 127.0.0.1\n  ControlMaster autoask\n  ControlPath ~/.ssh/cm-%C\n  ControlPersist 1h\n',
+    );
+    const user = await resolveWithSsh(ssh, ['-F', file], 'box');
+    expect(controlArguments('box', user, { config: file }, ssh.env)).toEqual([]);
+    // A persist time the profile sets wins over the config's.
+    expect(
+      controlArguments('box', user, { config: file, controlPersistSeconds: 30 }, ssh.env),
+    ).toEqual(['-o', 'ControlPersist=30']);
+  });
+
+  it('refuses a control directory another user owns, and one too long for a socket', () => {
+    const runtime = mkdtempSync(join(scratch, 'r'));
+    mkdirSync(join(runtime, 'yonder'), { mode: 0o700 });
+    chownSync(join(runtime, 'yonder'), 54321, 54321);
+    expect(() => controlDirectory({ XDG_RUNTIME_DIR: runtime })).toThrow(
+      /Refusing the ssh control directory .*belongs to another user/,
+    );
+    const long = mkdtempSync(join(tmpdir(), 'yonder-a-rather-long-runtime-directory-'));
+    expect(() => controlDirectory({ XDG_RUNTIME_DIR: long })).toThrow(/too long for a socket path/);
+    rmSync(long, { recursive: true, force: true });
+  });
+
+  it('a missing config file is ssh’s error, named', async () => {
+    await expect(resolveWithSsh(ssh, ['-F', join(scratch, 'absent')], 'box')).rejects.toThrow(
+      /ssh could not read its config for box: .*absent/,
+    );
+  });
+});
+
+describe('ssh’s failures in words', () => {
+  it('a login that needs a person is E_LOGIN_REQUIRED, with the profile', () => {
+    const error = loginError(
+      'hpc',
+      'login.hpc',
+      'me@login.hpc: Permission denied (keyboard-interactive).\n',
+      255,
+    );
+    expect(error.code).toBe('E_LOGIN_REQUIRED');
+    expect(error.data).toEqual({ profile: 'hpc', host: 'login.hpc' });
+    expect(error.message).toContain('Permission denied (keyboard-interactive)');
+  });
+
+  it('a host key problem and an unreachable host are E_TRANSPORT, in ssh’s words', () => {
+    expect(loginError('p', 'h', 'Host key verification failed.\n', 255).message).toBe(
+      'ssh refused the host key of h: Host key verification failed.',
+    );
+    const down = loginError('p', 'h', 'ssh: connect to host h port 22: Connection refused\n', 255);
+    expect(down.code).toBe('E_TRANSPORT');
+    expect(down.message).toContain('Connection refused');
+  });
+
+  it('parses ssh -G lines, keeping every value of repeated keys', () => {
+    const resolved = parseResolved('user me\nidentityfile ~/.ssh/a\nidentityfile ~/.ssh/b\n');
+    expect(resolved.get('identityfile')).toEqual(['~/.ssh/a', '~/.ssh/b']);
+  });
+});

@@ -1,0 +1,369 @@
+/** The openssh transport: every command through the system `ssh` over one master connection (ControlMaster), so whatever the user's ssh can do works, a login that needs a person is made once (`connect`), and nothing ever prompts or hangs. */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  type JsonObject,
+  type Profile,
+  type RunOptionsV1,
+  type RunResultV1,
+  type TransportDescriptionV1,
+  type TransportFactoryV1,
+  type TransportV1,
+  YonderError,
+} from '@yonder/core';
+import {
+  configArguments,
+  controlArguments,
+  exitMaster,
+  isSessionRefused,
+  lastLines,
+  loginError,
+  masterRunning,
+  openMaster,
+  resolveWithSsh,
+  type SshProgram,
+  type SshResolved,
+} from './openssh-control.js';
+import {
+  type OpensshSettings,
+  OpensshTransportOptionsSchema,
+  opensshSettings,
+} from './openssh-transport-options.js';
+import {
+  DEFAULT_TIMEOUT_MS,
+  feedInput,
+  NOT_FOUND_MARK,
+  RemoteAnswer,
+  type RemoteInvocation,
+  remoteInvocation,
+} from './remote-invocation.js';
+
+const DEFAULT_MAX_CHANNELS = 8;
+
+export interface OpensshTransportOptions {
+  profile: Profile;
+  /** The profile's openssh settings, checked (the registry's factory is handed them so). Default: read from the profile. */
+  settings?: OpensshSettings;
+  /** The environment ssh runs in (SSH_AUTH_SOCK, SSH_ASKPASS, XDG_RUNTIME_DIR). Default: this process's. */
+  env?: NodeJS.ProcessEnv;
+  /** The ssh program. Default `ssh`, found on PATH. */
+  program?: string;
+}
+
+/** How `connect` went: whether a master was already up. */
+export interface OpensshConnectResult {
+  alreadyConnected: boolean;
+}
+
+/**
+ * Runs each command as `ssh -o BatchMode=yes … HOST 'exec /bin/sh -s'` through a master
+ * connection (ControlMaster=auto, ControlPath in a private directory, ControlPersist), the argv
+ * on stdin (remote-invocation.ts). A publickey host gets its master from the first command; a
+ * host that asks a person gets it from `login()` (`yonder connect`); without one such a command fails at once
+ * with `E_LOGIN_REQUIRED`, and later commands do not try again until a master is up.
+ */
+export class OpensshTransport implements TransportV1 {
+  readonly specificationVersion = 'v1' as const;
+  readonly id = 'openssh';
+  readonly target: string;
+  private readonly profile: Profile;
+  private readonly host: string;
+  private readonly settings: OpensshSettings;
+  private readonly ssh: SshProgram;
+  private base: Promise<string[]> | null = null;
+  private readonly children = new Set<ChildProcess>();
+  private closed = false;
+  private limit: number;
+  private active = 0;
+  private readonly waiters: Array<() => void> = [];
+  /** Until a command has reached the host, the next waits for it (one login, not many at once). */
+  private reached = false;
+  private gate: Promise<void> | null = null;
+  private refused: YonderError | null = null;
+
+  constructor(options: OpensshTransportOptions) {
+    this.profile = options.profile;
+    if (!options.profile.host)
+      throw new YonderError(
+        'E_INVALID_PROFILE',
+        `Profile "${options.profile.name}" has no host to reach over SSH.`,
+      );
+    this.host = options.profile.host;
+    this.settings = options.settings ?? opensshSettings(options.profile);
+    const env = options.env ?? process.env;
+    this.ssh = { program: options.program ?? 'ssh', env };
+    this.target = `ssh:${this.host}`;
+    this.limit = this.settings.maxChannels ?? DEFAULT_MAX_CHANNELS;
+  }
+
+  /** The options of every call, from `ssh -G` once (the user's own ControlPath is kept). */
+  private arguments(): Promise<string[]> {
+    this.base ??= (async () => {
+      const config = configArguments(this.settings, this.ssh.env);
+      const user = await resolveWithSsh(this.ssh, config, this.host);
+      return [
+        ...config,
+        ...controlArguments(this.host, user, this.settings, this.ssh.env),
+        ...(this.settings.acceptNewHostKeys ? ['-o', 'StrictHostKeyChecking=accept-new'] : []),
+      ];
+    })();
+    this.base.catch(() => {
+      this.base = null;
+    });
+    return this.base;
+  }
+
+  private async acquire(): Promise<void> {
+    while (this.active >= this.limit)
+      await new Promise<void>((resolvePromise) => this.waiters.push(resolvePromise));
+    this.active += 1;
+  }
+
+  private release(): void {
+    this.active -= 1;
+    this.waiters.shift()?.();
+  }
+
+  async run(argv: readonly string[], options: RunOptionsV1 = {}): Promise<RunResultV1> {
+    if (argv.length === 0) throw new YonderError('E_TRANSPORT', 'No program given to run.');
+    if (this.closed) throw new YonderError('E_TRANSPORT', 'The openssh transport was closed.');
+    if (options.signal?.aborted)
+      throw new YonderError('E_TRANSPORT', 'Command aborted before it started.');
+    const args = await this.arguments();
+    while (!this.reached && this.gate) await this.gate;
+    if (this.refused) {
+      // A login needed a person: try again only once a master is up (no lockout by retries).
+      if (!(await masterRunning(this.ssh, args, this.host))) throw this.refused;
+      this.refused = null;
+    }
+    let open: (() => void) | null = null;
+    if (!this.reached) this.gate = new Promise((resolve) => (open = resolve));
+    await this.acquire();
+    try {
+      for (let attempt = 0; ; attempt += 1) {
+        const invocation = remoteInvocation(argv, options);
+        const outcome = await this.once(args, invocation, () => {
+          this.reached = true;
+          open?.();
+        });
+        if (outcome.kind === 'refused' && attempt < 20) {
+          // The server refused one more session (MaxSessions): use fewer at once, then retry.
+          this.limit = Math.max(1, Math.min(this.limit, this.active - 1 || 1));
+          await sleep(Math.min(2_000, 25 * 2 ** Math.min(attempt, 6)) * (0.5 + Math.random()));
+          continue;
+        }
+        if (outcome.kind !== 'ok') {
+          if (outcome.error.code === 'E_LOGIN_REQUIRED') this.refused = outcome.error;
+          throw outcome.error;
+        }
+        const result = outcome.result;
+        if (result.exitCode === 127 && result.stderr.startsWith(NOT_FOUND_MARK))
+          throw new YonderError(
+            'E_COMMAND_NOT_FOUND',
+            `${argv[0]} was not found on ${this.target}.`,
+          );
+        return result;
+      }
+    } finally {
+      this.release();
+      if (this.gate && open) {
+        (open as () => void)();
+        this.gate = null;
+      }
+    }
+  }
+
+  /** One ssh process for one invocation. */
+  private once(
+    args: readonly string[],
+    invocation: RemoteInvocation,
+    onStarted: () => void,
+  ): Promise<
+    { kind: 'ok'; result: RunResultV1 } | { kind: 'failed' | 'refused'; error: YonderError }
+  > {
+    const options = invocation.options;
+    const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    const started = Date.now();
+    const child = spawn(
+      this.ssh.program,
+      [...args, '-o', 'BatchMode=yes', '-T', '--', this.host, invocation.command],
+      { env: this.ssh.env, stdio: ['pipe', 'pipe', 'pipe'] },
+    );
+    this.children.add(child);
+    const answer = new RemoteAnswer(invocation);
+    return new Promise((resolvePromise) => {
+      let settled = false;
+      let killer: NodeJS.Timeout | undefined;
+      const stop = (): void => {
+        child.kill('SIGTERM');
+        killer = setTimeout(() => child.kill('SIGKILL'), 2_000);
+        killer.unref();
+      };
+      const finish = (outcome: Parameters<typeof resolvePromise>[0]): void => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        options.signal?.removeEventListener('abort', onAbort);
+        resolvePromise(outcome);
+      };
+      const timedOut = (): YonderError =>
+        new YonderError(
+          'E_TIMEOUT',
+          `Command timed out after ${Math.round(timeoutMs / 100) / 10}s on ${this.target}.`,
+        );
+      const timer = setTimeout(() => {
+        stop();
+        finish({ kind: 'failed', error: timedOut() });
+      }, timeoutMs + 2_000);
+      const onAbort = (): void => {
+        stop();
+        finish({
+          kind: 'failed',
+          error: new YonderError('E_TRANSPORT', `Command aborted on ${this.target}.`),
+        });
+      };
+      options.signal?.addEventListener('abort', onAbort, { once: true });
+      child.stdout.on('data', (chunk: Buffer) => {
+        const before = answer.started;
+        answer.pushStdout(chunk);
+        if (!before && answer.started) onStarted();
+      });
+      child.stderr.on('data', (chunk: Buffer) => answer.pushStderr(chunk));
+      // ssh gone before reading all of stdin (it failed to log in): nothing to report here.
+      child.stdin.on('error', () => {});
+      child.on('error', (error) =>
+        finish({
+          kind: 'failed',
+          error: new YonderError(
+            'E_TRANSPORT',
+            `Cannot run ${this.ssh.program} for ${this.target}: ${error.message}`,
+            { cause: error },
+          ),
+        }),
+      );
+      child.on('close', (code, signal) => {
+        this.children.delete(child);
+        clearTimeout(killer);
+        const status = answer.status;
+        if (!answer.started) {
+          const said = answer.preamble();
+          if (isSessionRefused(said))
+            finish({
+              kind: 'refused',
+              error: new YonderError(
+                'E_TRANSPORT',
+                `${this.target} refused a session: ${lastLines(said)}`,
+              ),
+            });
+          else if (code === 255 || signal)
+            finish({ kind: 'failed', error: loginError(this.profile.name, this.host, said, code) });
+          else
+            finish({
+              kind: 'failed',
+              error: new YonderError(
+                'E_TRANSPORT',
+                `The login shell on ${this.target} did not start /bin/sh (exit status ${code}): ${lastLines(said) || 'it printed nothing'}`,
+              ),
+            });
+          return;
+        }
+        if (status === null && (code === 255 || signal)) {
+          finish({
+            kind: 'failed',
+            error: new YonderError(
+              'E_TRANSPORT',
+              `The connection to ${this.target} was lost while a command ran (${lastLines(answer.result().stderr, 2) || `ssh exit status ${code ?? signal}`}).`,
+            ),
+          });
+          return;
+        }
+        const exitCode = status ?? code;
+        if (exitCode === 124 && Date.now() - started >= timeoutMs) {
+          finish({ kind: 'failed', error: timedOut() });
+          return;
+        }
+        finish({
+          kind: 'ok',
+          result: { exitCode, signal: null, ...answer.result(), durationMs: Date.now() - started },
+        });
+      });
+      void feedInput(
+        answer,
+        invocation,
+        (chunk) => child.stdin.write(chunk),
+        () => child.stdin.end(),
+      );
+    });
+  }
+
+  runScript(script: string, args: readonly string[], options?: RunOptionsV1): Promise<RunResultV1> {
+    return this.run(['sh', '-c', script, 'yonder-script', ...args], options);
+  }
+
+  /**
+   * Open the master connection, with ssh asking on the terminal (`stdio: 'inherit'`) or through
+   * SSH_ASKPASS whatever the login needs. Nothing is done when a master is up already.
+   * @throws YonderError `E_LOGIN_REQUIRED` when ssh could not log in; `E_TRANSPORT` otherwise.
+   */
+  async login(stdio: 'inherit' | 'pipe' = 'inherit'): Promise<OpensshConnectResult> {
+    const args = await this.arguments();
+    if (await masterRunning(this.ssh, args, this.host)) return { alreadyConnected: true };
+    const opened = await openMaster(this.ssh, args, this.host, stdio);
+    if (opened.code !== 0 || !(await masterRunning(this.ssh, args, this.host)))
+      throw loginError(this.profile.name, this.host, opened.stderr, opened.code);
+    this.refused = null;
+    return { alreadyConnected: false };
+  }
+
+  /** Close the master connection (`ssh -O exit`); false when none was up. */
+  async logout(): Promise<boolean> {
+    const args = await this.arguments();
+    return exitMaster(this.ssh, args, this.host);
+  }
+
+  /** How ssh reaches the host (`ssh -G`): user, host name, port, proxies, identities, control path, and whether the master is up. */
+  async describe(): Promise<TransportDescriptionV1> {
+    const args = await this.arguments();
+    // With the options every call gets: the ControlPath as ssh expands it.
+    const resolved: SshResolved = await resolveWithSsh(this.ssh, args, this.host);
+    const first = (key: string): string | undefined => {
+      const value = resolved.get(key)?.[0];
+      return value === undefined || value === 'none' ? undefined : value;
+    };
+    const route: JsonObject = { transport: this.id };
+    for (const [name, key] of [
+      ['user', 'user'],
+      ['hostname', 'hostname'],
+      ['port', 'port'],
+      ['proxyJump', 'proxyjump'],
+      ['proxyCommand', 'proxycommand'],
+      ['controlPath', 'controlpath'],
+    ] as const) {
+      const value = first(key);
+      if (value !== undefined) route[name] = value;
+    }
+    const identities = [
+      ...(resolved.get('identityfile') ?? []),
+      ...(resolved.get('certificatefile') ?? []),
+    ];
+    if (identities.length > 0) route.identity = identities;
+    route.master = (await masterRunning(this.ssh, args, this.host)) ? 'running' : 'not running';
+    return { facts: route, warnings: [], problems: [] };
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const child of this.children) child.kill('SIGTERM');
+  }
+}
+
+/** A transport to the profile's host through the system ssh. */
+export function createOpensshTransport(options: OpensshTransportOptions): OpensshTransport {
+  return new OpensshTransport(options);
+}
+
+/** The openssh transport as the registry makes it for a profile and its checked settings, with the schema of those settings. */
+export const opensshTransportFactory: TransportFactoryV1<OpensshSettings> = Object.assign(
+  (profile: Profile, settings: OpensshSettings) => createOpensshTransport({ profile, settings }),
+  { optionsSchema: OpensshTransportOptionsSchema },
+);
