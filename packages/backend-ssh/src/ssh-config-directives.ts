@@ -127,7 +127,7 @@ export function reviewDirectives(values: ConfigValues): DirectiveReview {
       const strict = (line.args[0] ?? '').toLowerCase();
       if (['yes', 'ask', 'true'].includes(strict)) continue;
       warnings.push(
-        `ssh config: StrictHostKeyChecking ${line.args[0]} at ${where(line)} is not followed by the ssh2 transport: an unknown host key is refused unless the profile accepts new keys (--accept-new-host-keys), and a changed one always is.`,
+        `ssh config: StrictHostKeyChecking ${line.args[0]} at ${where(line)} is not followed by the ssh2 transport: an unknown host key is refused unless the profile accepts new keys (its acceptNewHostKeys option), and a changed one always is.`,
       );
       continue;
     }

@@ -167,7 +167,7 @@ describe('StrictHostKeyChecking', () => {
     expect(review('yes')).toEqual([]);
     expect(review('ask')).toEqual([]);
     expect(review('accept-new')).toEqual([
-      expect.stringMatching(/StrictHostKeyChecking accept-new .*--accept-new-host-keys/),
+      expect.stringMatching(/StrictHostKeyChecking accept-new .*acceptNewHostKeys option/),
     ]);
     expect(review('no')).toHaveLength(1);
   });

@@ -61,7 +61,10 @@ describe('checkProfile and the transport’s own account', () => {
     const manager = managerWith(async () => description);
     await manager.saveProfile({ name: 'p', backend: 'probing', host: 'h' });
     const check = await manager.checkProfile('p');
-    expect(check.transport).toEqual(description);
+    expect(check.transport).toEqual({
+      ...description,
+      facts: { transport: 'described', ...description.facts },
+    });
     expect(check.probe).toMatchObject({ ok: true, facts: { reached: true } });
   });
 
@@ -72,16 +75,20 @@ describe('checkProfile and the transport’s own account', () => {
     await manager.saveProfile({ name: 'p', backend: 'probing', host: 'h' });
     const check = await manager.checkProfile('p');
     expect(check.transport).toEqual({
-      facts: {},
+      facts: { transport: 'described' },
       warnings: [],
       problems: ['The ssh config /x does not exist.'],
     });
     expect(check.probe?.ok).toBe(true);
   });
 
-  it('is null for a transport without describe', async () => {
+  it('names the transport in use, even one without describe', async () => {
     const manager = managerWith(undefined);
     await manager.saveProfile({ name: 'p', backend: 'probing', host: 'h' });
-    expect((await manager.checkProfile('p')).transport).toBeNull();
+    expect((await manager.checkProfile('p')).transport).toEqual({
+      facts: { transport: 'described' },
+      warnings: [],
+      problems: [],
+    });
   });
 });

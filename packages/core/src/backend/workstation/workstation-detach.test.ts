@@ -49,7 +49,16 @@ describe('detaching a job without setsid', () => {
   it('a submit on a host with none of setsid, perl or python3 is refused before anything is made', () => {
     const none = join(scratch, 'none');
     const work = join(scratch, 'work');
-    const result = sh(WORKSTATION_SUBMIT_SCRIPT, none, [work, '0123456789ab', '0 0 0', '', 'true']);
+    const result = sh(WORKSTATION_SUBMIT_SCRIPT, none, [
+      work,
+      '0123456789ab',
+      '0 0 0',
+      '',
+      '',
+      '',
+      '0',
+      'true',
+    ]);
     expect(result.status).toBe(21);
     expect(result.stderr).toContain('none of setsid, perl or python3');
     expect(existsSync(work)).toBe(false);
