@@ -194,6 +194,10 @@ for d in "$@"; do
 done
 `;
 
-/** Delete the secrets kept for reruns (requeue=true) of finished jobs: `$@` job directories. */
-export const FORGET_SECRETS_SCRIPT = `for d in "$@"; do rm -f -- "$d/secrets.keep"; done
+/**
+ * Delete the secrets of finished jobs (`$@` job directories): those kept for reruns
+ * (requeue=true), and those of a job that ended without ever starting (cancelled while
+ * pending), which no batch script came to read.
+ */
+export const FORGET_SECRETS_SCRIPT = `for d in "$@"; do rm -f -- "$d/secrets.keep" "$d/secrets.sh"; done
 `;

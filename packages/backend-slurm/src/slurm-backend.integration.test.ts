@@ -252,6 +252,20 @@ describe('slurm backend against the test cluster', () => {
     expect(cancelled?.state).toBe('cancelled');
   }, 60_000);
 
+  it('a job cancelled while pending leaves no secrets file once it is seen cancelled', async () => {
+    const { manager } = slurmManager();
+    await manager.saveProfile({ name: 'hpc', backend: 'slurm', workdir: workdir() });
+    const job = await manager.submit(
+      { argv: ['true'], secrets: { TOKEN: 'pending-secret' }, schedulerOptions: ['--hold'] },
+      { profile: 'hpc' },
+    );
+    const secrets = `${String(job.data.jobDir)}/secrets.sh`;
+    expect(existsSync(secrets)).toBe(true);
+    const [cancelled] = await manager.cancel([job.id], { waitMs: 30_000 });
+    expect(cancelled?.state).toBe('cancelled');
+    await until(() => !existsSync(secrets), 30_000, 'the secrets file to be deleted');
+  }, 60_000);
+
   it('never takes another user’s job of the same name for an interrupted submit', async () => {
     const { attacker } = requireUsers();
     const { manager } = slurmManager({ submitGraceSeconds: 0 });

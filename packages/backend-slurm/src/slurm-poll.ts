@@ -68,15 +68,11 @@ export async function slurmPoll(
     if (!found) continue;
     out.set(job.id, reconcile(job, { queued: rows.get(job.externalId as string), ...found }));
   }
-  await forgetKeptSecrets(
+  await forgetSecrets(
     context,
     ended.filter((job) => {
       const observation = out.get(job.id);
-      return (
-        observation?.kind === 'found' &&
-        TERMINAL.has(observation.state) &&
-        job.options.requeue === true
-      );
+      return observation?.kind === 'found' && TERMINAL.has(observation.state);
     }),
   );
   return out;
@@ -89,11 +85,12 @@ function withStartTime(observation: FoundObservationV1, row: SqueueRow): FoundOb
 }
 
 /**
- * With requeue=true the secrets stay on the target for a rerun; once the job is reported
- * finished they are deleted (one remote command for all). If that command fails they stay
- * behind in the job directory (0600): no later poll comes back to a finished job.
+ * Once a job is reported finished its secrets are deleted (one remote command for all): those
+ * kept for a rerun (requeue=true), and those of a job cancelled before it started. If that
+ * command fails they stay behind in the job directory (0600): no later poll comes back to a
+ * finished job.
  */
-async function forgetKeptSecrets(
+async function forgetSecrets(
   context: BackendContextV1,
   jobs: readonly BackendJobV1[],
 ): Promise<void> {
