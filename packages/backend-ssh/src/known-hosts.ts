@@ -3,7 +3,7 @@ import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { closeSync, constants, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { getErrorMessage, YonderError } from '@yonder/core';
-import { checkTrustedPath } from '@yonder/core/backend-kit';
+import { checkSshFile } from './ssh-file-trust.js';
 
 /** One usable line of a known_hosts file. */
 export interface KnownHostEntry {
@@ -154,7 +154,7 @@ export function loadKnownHosts(files: readonly string[]): KnownHostEntry[] {
     let text: string;
     try {
       // A known_hosts file another user can write is no check of the host at all.
-      checkTrustedPath(file, { role: 'the known hosts file', allowRootOwner: true });
+      checkSshFile(file, 'the known hosts file');
       text = readFileSync(file, 'utf8');
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'E_UNTRUSTED_PATH') throw error;

@@ -38,6 +38,8 @@ async function addProfile(name: string, host: string, config: string): Promise<v
     host,
     '--ssh-config',
     config,
+    '--transport',
+    'ssh2',
   ]);
   expect(added.code, added.stderr).toBe(0);
 }

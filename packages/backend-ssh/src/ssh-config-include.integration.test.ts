@@ -44,7 +44,7 @@ describe('Include relative to ~/.ssh', () => {
     expect(printed).toMatch(/^port 2345$/m);
     const ours = resolveConfig(
       { host: 'foo' },
-      { configFile: config, home: victim.home, localUser: victim.name },
+      { configFile: config, home: victim.home, localUser: victim.name, localUid: victim.uid },
     );
     expect({ user: ours.user, port: ours.port }).toEqual({ user: 'included', port: 2345 });
   });

@@ -2,7 +2,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import { getErrorMessage, YonderError } from '@yonder/core';
-import { checkTrustedPath, splitCommandLine } from '@yonder/core/backend-kit';
+import { splitCommandLine } from '@yonder/core/backend-kit';
+import { checkSshFile } from './ssh-file-trust.js';
 
 /** One directive of a config file that applies to the host being resolved. */
 export interface ConfigLine {
@@ -30,6 +31,8 @@ export interface ReadHandlers {
 /** The home directory Include and `~` are taken from. */
 export interface ReadPlace {
   home: string;
+  /** The uid the files must belong to (or root); default this process's. */
+  uid?: number;
 }
 
 /** Keywords whose value is the rest of the line, not a list of words. */
@@ -132,7 +135,7 @@ export function readConfigFile(
   try {
     // As OpenSSH does ("Bad owner or permissions"): a config another user could change decides
     // where yonder logs in and with which key, so it is refused, naming the fix.
-    checkTrustedPath(file, { role: 'the ssh config', allowRootOwner: true });
+    checkSshFile(file, 'the ssh config', options.place.uid);
     text = readFileSync(file, 'utf8');
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;

@@ -21,6 +21,8 @@ export interface ConfigSource {
   home?: string;
   /** The local user name (`%u`, `Match localuser`). Default: this user's. */
   localUser?: string;
+  /** The uid the config files must belong to (or root), as that user's ssh requires. Default: this process's. */
+  localUid?: number;
 }
 
 /** Set before the config is read, as ssh's command line does (`-l`, `-p`, `-J`): they win. */
@@ -197,7 +199,7 @@ export function resolveConfig(
 
   const readAll = (): void => {
     const handlers = { hostName: () => hostForHost, match, apply };
-    const place = { home };
+    const place = { home, ...(source.localUid === undefined ? {} : { uid: source.localUid }) };
     if (source.configFiles) {
       for (const file of source.configFiles)
         readConfigFile(file, { user: true, required: false, place }, handlers);
