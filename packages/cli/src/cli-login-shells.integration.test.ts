@@ -100,7 +100,7 @@ async function scenario(user: string, alias: string, transport: 'openssh' | 'ssh
   expect(follow.stdout).toBe('one\ntwo\n');
 
   const long = await submitSh('exec sleep 300');
-  const started = JSON.parse((await yonder(['status', long, '--json'])).stdout).result;
+  const started = JSON.parse((await yonder(['status', long, '--json'])).stdout).result[0];
   const cancel = await yonder(['cancel', long]);
   expect(cancel.code, cancel.stderr).toBe(0);
   expect(cancel.stdout).toContain(`${long} cancelled`);

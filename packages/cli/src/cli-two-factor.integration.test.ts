@@ -96,7 +96,7 @@ describe('a host that asks for a second factor, through the openssh transport', 
     const follow = await yonder(['logs', await submit('echo a; sleep 2; echo b'), '--follow']);
     expect(follow.stdout).toBe('a\nb\n');
     const long = await submit('exec sleep 300');
-    const pid = JSON.parse((await yonder(['status', long, '--json'])).stdout).result.data.pid;
+    const pid = JSON.parse((await yonder(['status', long, '--json'])).stdout).result[0].data.pid;
     expect((await yonder(['cancel', long])).stdout).toContain(`${long} cancelled`);
     await untilJobGone(pid);
     // Every one of those commands went over the master: still the one login.

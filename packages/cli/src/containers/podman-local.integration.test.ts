@@ -71,7 +71,7 @@ describe.each([
     expect(waited.code).toBe(0);
     const log = (await user.yonder(['logs', id])).stdout;
     const status = await user.yonderJson(['status', id]);
-    const jobDir = String(status.doc.result.data.jobDir);
+    const jobDir = String(status.doc.result[0].data.jobDir);
     expect(log.split('\n')).toEqual([
       IMAGE_MARKER,
       'input-data',
@@ -87,8 +87,8 @@ describe.each([
     expect(readFileSync(join(out, 'result'), 'utf8')).toBe('carried\n');
     expect(existsSync(join(input, 'new'))).toBe(false);
     expect(existsSync(join(input, 'pwned'))).toBe(false);
-    expect(status.doc.result.containerImage.id).toBe(imageId(user.name));
-    expect(status.doc.result.spec.container).toEqual({
+    expect(status.doc.result[0].containerImage.id).toBe(imageId(user.name));
+    expect(status.doc.result[0].spec.container).toEqual({
       runtime: 'podman',
       image: TEST_IMAGE,
       binds: [`${input}:/in:ro`, `${out}:/out:rw`],
@@ -159,7 +159,7 @@ describe.each([
     const cancelled = await user.yonderJson(['cancel', id]);
     expect(cancelled.code).toBe(0);
     const status = await user.yonderJson(['status', id]);
-    expect(status.doc.result.state).toBe('cancelled');
+    expect(status.doc.result[0].state).toBe('cancelled');
     expect(runningContainers(user.name, id)).toEqual([]);
   });
 
@@ -167,7 +167,7 @@ describe.each([
     const failed = await user.yonder(['submit', ...IN_CONTAINER, '--', 'sh', '-c', 'exit 3']);
     const failedId = failed.stdout.trim();
     expect((await user.yonder(['wait', failedId])).code).toBe(3);
-    expect((await user.yonderJson(['status', failedId])).doc.result).toMatchObject({
+    expect((await user.yonderJson(['status', failedId])).doc.result[0]).toMatchObject({
       state: 'failed',
       exitCode: 3,
       failureKind: 'application',
@@ -199,7 +199,7 @@ describe.each([
     await until(() => existsSync(join(out, 'ready')), 60_000, 'the job to start in its container');
     const cancelled = await user.yonderJson(['cancel', id]);
     expect(cancelled.code, cancelled.stderr).toBe(0);
-    expect((await user.yonderJson(['status', id])).doc.result.state).toBe('cancelled');
+    expect((await user.yonderJson(['status', id])).doc.result[0].state).toBe('cancelled');
     await until(
       () => runningContainers(user.name, id).length === 0,
       60_000,

@@ -108,8 +108,8 @@ describe('podman on the ssh backend, from the profile’s container defaults', (
     expect(readFileSync(join(out, 'result'), 'utf8')).toBe('done\n');
     expect(existsSync(join(input, 'pwned'))).toBe(false);
     const status = JSON.parse((await yonder(['status', id, '--json'])).stdout);
-    expect(status.result.containerImage.id).toBe(imageId(remoteUser));
-    expect(status.result.spec.container.env).toEqual({ INSIDE: 'only' });
+    expect(status.result[0].containerImage.id).toBe(imageId(remoteUser));
+    expect(status.result[0].spec.container.env).toEqual({ INSIDE: 'only' });
   });
 
   it('cancel stops the container on the host', async () => {

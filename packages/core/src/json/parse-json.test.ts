@@ -27,6 +27,9 @@ describe('parseJson', () => {
       'is not valid JSON (Unexpected number at line 2, column 7)',
     );
     expect(message('{"a": "s3cr3t')).not.toContain('s3cr3t');
+    expect(message('[1, 2 3]')).toBe(
+      "is not valid JSON (Expected ',' or ']' after array element at column 7)",
+    );
     expect(message('{"a": ')).toMatch(/^is not valid JSON \(/);
   });
 

@@ -18,7 +18,10 @@ function syntaxProblem(text: string, error: unknown): string {
     const before = text.slice(0, Number(at[2]));
     const line = before.split('\n').length;
     const column = before.length - before.lastIndexOf('\n');
-    return `${at[1]} at line ${line}, column ${column}`;
+    // One line of text (a line of a batch file): its column is enough.
+    return text.includes('\n')
+      ? `${at[1]} at line ${line}, column ${column}`
+      : `${at[1]} at column ${column}`;
   }
   if (/^Unexpected end of JSON input/.test(message)) return 'it ends too early';
   return 'an unexpected character';
