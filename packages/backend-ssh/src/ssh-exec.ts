@@ -50,11 +50,22 @@ export async function execOnce(
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const started = Date.now();
   const channel = await new Promise<ClientChannel>((resolvePromise, rejectPromise) => {
-    const refuse = (error: unknown): void => rejectPromise(new ChannelNotOpened(error));
+    // A connection killed while the channel was being opened may never answer the request:
+    // bounded like the command, so the caller reconnects or fails instead of waiting forever.
+    const unanswered = setTimeout(
+      () => refuse(new Error(`no answer from ${target} to the request to start a command`)),
+      timeoutMs + 2_000,
+    );
+    const refuse = (error: unknown): void => {
+      clearTimeout(unanswered);
+      rejectPromise(new ChannelNotOpened(error));
+    };
     try {
-      connection.final.exec(invocation.command, (error, stream) =>
-        error ? refuse(error) : resolvePromise(stream),
-      );
+      connection.final.exec(invocation.command, (error, stream) => {
+        clearTimeout(unanswered);
+        if (error) refuse(error);
+        else resolvePromise(stream);
+      });
     } catch (error) {
       refuse(error);
     }
