@@ -1,6 +1,5 @@
 /** The openssh transport: every command through the system `ssh` over one master connection (ControlMaster), so whatever the user's ssh can do works, a login that needs a person is made once (`connect`), and nothing ever prompts or hangs. */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { setTimeout as sleep } from 'node:timers/promises';
 import {
   type JsonObject,
   type Profile,
@@ -37,6 +36,7 @@ import {
   type RemoteInvocation,
   remoteInvocation,
 } from './remote-invocation.js';
+import { SessionLimit } from './session-limit.js';
 
 const DEFAULT_MAX_CHANNELS = 8;
 
@@ -73,9 +73,7 @@ export class OpensshTransport implements TransportV1 {
   private base: Promise<string[]> | null = null;
   private readonly children = new Set<ChildProcess>();
   private closed = false;
-  private limit: number;
-  private active = 0;
-  private readonly waiters: Array<() => void> = [];
+  private readonly sessions: SessionLimit;
   /** Until a command has reached the host, the next waits for it (one login, not many at once). */
   private reached = false;
   private gate: Promise<void> | null = null;
@@ -93,7 +91,7 @@ export class OpensshTransport implements TransportV1 {
     const env = options.env ?? process.env;
     this.ssh = { program: options.program ?? 'ssh', env };
     this.target = `ssh:${this.host}`;
-    this.limit = this.settings.maxChannels ?? DEFAULT_MAX_CHANNELS;
+    this.sessions = new SessionLimit(this.settings.maxChannels ?? DEFAULT_MAX_CHANNELS);
   }
 
   /** The options of every call, from `ssh -G` once (the user's own ControlPath is kept). */
@@ -113,17 +111,6 @@ export class OpensshTransport implements TransportV1 {
     return this.base;
   }
 
-  private async acquire(): Promise<void> {
-    while (this.active >= this.limit)
-      await new Promise<void>((resolvePromise) => this.waiters.push(resolvePromise));
-    this.active += 1;
-  }
-
-  private release(): void {
-    this.active -= 1;
-    this.waiters.shift()?.();
-  }
-
   async run(argv: readonly string[], options: RunOptionsV1 = {}): Promise<RunResultV1> {
     if (argv.length === 0) throw new YonderError('E_TRANSPORT', 'No program given to run.');
     if (this.closed) throw new YonderError('E_TRANSPORT', 'The openssh transport was closed.');
@@ -138,7 +125,7 @@ export class OpensshTransport implements TransportV1 {
     }
     let open: (() => void) | null = null;
     if (!this.reached) this.gate = new Promise((resolve) => (open = resolve));
-    await this.acquire();
+    await this.sessions.acquire();
     try {
       for (let attempt = 0; ; attempt += 1) {
         const invocation = remoteInvocation(argv, options);
@@ -148,8 +135,7 @@ export class OpensshTransport implements TransportV1 {
         });
         if (outcome.kind === 'refused' && attempt < 20) {
           // The server refused one more session (MaxSessions): use fewer at once, then retry.
-          this.limit = Math.max(1, Math.min(this.limit, this.active - 1 || 1));
-          await sleep(Math.min(2_000, 25 * 2 ** Math.min(attempt, 6)) * (0.5 + Math.random()));
+          await this.sessions.refused(attempt);
           continue;
         }
         if (outcome.kind !== 'ok') {
@@ -165,7 +151,7 @@ export class OpensshTransport implements TransportV1 {
         return result;
       }
     } finally {
-      this.release();
+      this.sessions.release();
       if (this.gate && open) {
         (open as () => void)();
         this.gate = null;

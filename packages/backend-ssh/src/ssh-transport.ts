@@ -9,6 +9,7 @@ import {
   type TransportV1,
   YonderError,
 } from '@yonder/core';
+import { SessionLimit } from './session-limit.js';
 import type { ResolvedHost, ResolveOptions } from './ssh-config.js';
 import { openRoute } from './ssh-connect.js';
 import {
@@ -68,9 +69,7 @@ export class SshTransport implements TransportV1 {
   private connection: Connection | null = null;
   private connecting: Promise<Connection> | null = null;
   private failures = 0;
-  private limit: number;
-  private active = 0;
-  private readonly waiters: Array<() => void> = [];
+  private readonly sessions: SessionLimit;
   private closedByUser = false;
   private connects = 0;
   private readonly warn: (message: string) => void;
@@ -88,7 +87,7 @@ export class SshTransport implements TransportV1 {
         `Profile "${options.profile.name}" has no host to reach over SSH.`,
       );
     this.target = `ssh:${options.profile.host}`;
-    this.limit = this.settings.maxChannels ?? DEFAULT_MAX_CHANNELS;
+    this.sessions = new SessionLimit(this.settings.maxChannels ?? DEFAULT_MAX_CHANNELS);
   }
 
   private resolveOptions(): ResolveOptions {
@@ -198,23 +197,12 @@ export class SshTransport implements TransportV1 {
     return this.connection;
   }
 
-  private async acquire(): Promise<void> {
-    while (this.active >= this.limit)
-      await new Promise<void>((resolvePromise) => this.waiters.push(resolvePromise));
-    this.active += 1;
-  }
-
-  private release(): void {
-    this.active -= 1;
-    this.waiters.shift()?.();
-  }
-
   async run(argv: readonly string[], options: RunOptionsV1 = {}): Promise<RunResultV1> {
     if (argv.length === 0) throw new YonderError('E_TRANSPORT', 'No program given to run.');
     if (options.signal?.aborted)
       throw new YonderError('E_TRANSPORT', 'Command aborted before it started.');
     const command = remoteCommandLine(argv, options);
-    await this.acquire();
+    await this.sessions.acquire();
     try {
       for (let attempt = 0; ; attempt += 1) {
         const connection = await this.ensure(options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
@@ -231,8 +219,7 @@ export class SshTransport implements TransportV1 {
           const cause = notOpened ? (error.cause as Error) : (error as Error);
           if (notOpened && isChannelOpenFailure(cause) && attempt < 20) {
             // The server refused another session (MaxSessions): use fewer at once, then retry.
-            this.limit = Math.max(1, Math.min(this.limit, this.active - 1 || 1));
-            await sleep(Math.min(2_000, 25 * 2 ** Math.min(attempt, 6)) * (0.5 + Math.random()));
+            await this.sessions.refused(attempt);
             continue;
           }
           if (notOpened && attempt === 0) {
@@ -256,7 +243,7 @@ export class SshTransport implements TransportV1 {
         }
       }
     } finally {
-      this.release();
+      this.sessions.release();
     }
   }
 
@@ -283,7 +270,7 @@ export class SshTransport implements TransportV1 {
 
   /** Channels in use and the current bound, for tests and diagnostics. */
   get channels(): { active: number; limit: number } {
-    return { active: this.active, limit: this.limit };
+    return this.sessions.state;
   }
 }
 
