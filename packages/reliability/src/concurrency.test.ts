@@ -152,7 +152,9 @@ describe('concurrency', () => {
         else
           for (const job of result.doc.result)
             if (job.state !== 'cancelled')
-              cancelFailures.push(`cancel left ${job.id} ${job.state}`);
+              cancelFailures.push(
+                `cancel left ${job.id} ${job.state} (${job.reason}, exit ${job.exitCode}, signal ${job.signal}): ${JSON.stringify({ cancel: job.cancel, history: job.history, finishedAt: job.finishedAt })}`,
+              );
       }
     });
 

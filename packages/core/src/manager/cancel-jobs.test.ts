@@ -99,4 +99,35 @@ describe('cancel.reachedAt', () => {
     await manager.refresh({ force: true });
     expect((await manager.store.getJob(job.id))?.cancel?.reachedAt).toBe(first);
   });
+
+  it('is not taken back by a racing send that found the job over, once another send reached it', async () => {
+    // Two yonder processes cancel at once: one send is still on its way when the other's TERM
+    // ends the job; the late one then finds nothing running. The job ended of a cancel.
+    const job = await manager.submit({ argv: ['x'] }, { profile: 'f' });
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let calls = 0;
+    const backend = fake.backend as { cancel: BackendV1['cancel'] };
+    backend.cancel = async (jobs) => {
+      calls += 1;
+      if (calls === 1) {
+        await held;
+        return new Map(jobs.map((one) => [one.id, { kind: 'not-running' }] as const));
+      }
+      return new Map(jobs.map((one) => [one.id, { kind: 'sent' }] as const));
+    };
+    const late = manager.cancel([job.id]);
+    // The first send is out once its mark is written (the mark comes before the send).
+    while (calls === 0) await new Promise((resolve) => setImmediate(resolve));
+    await manager.cancel([job.id]);
+    expect((await manager.store.getJob(job.id))?.cancel?.confirmedAt).toEqual(expect.any(String));
+    release();
+    await late;
+    expect((await manager.store.getJob(job.id))?.cancel?.reachedAt).toEqual(expect.any(String));
+    fake.script.observation = killedByTerm;
+    await manager.refresh({ force: true });
+    expect(await manager.store.getJob(job.id)).toMatchObject({ state: 'cancelled' });
+  });
 });

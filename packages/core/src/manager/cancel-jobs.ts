@@ -31,6 +31,7 @@ export async function requestCancel(
                 reason: 'user',
                 lastSentAt: null,
                 reachedAt: current.cancel?.reachedAt ?? null,
+                confirmedAt: current.cancel?.confirmedAt ?? null,
               },
             },
       ),
@@ -125,13 +126,22 @@ export async function sendCancel(
     await context.store.updateJob(job.id, (current) => {
       if (!current.cancel) return undefined;
       // The target's own answer that this send reached nothing running (`not-running`: the job
-      // had ended before it arrived; `failed`: it could not be signalled) takes the mark back,
-      // so the job keeps its own outcome. A send that got no answer may have reached it.
+      // had ended before it arrived; `failed`: it could not be signalled) takes this send's mark
+      // back, so the job keeps its own outcome — unless another send (another yonder process's,
+      // racing this one) was answered that it reached the job: the job may have ended of that
+      // one. A send answered `sent` confirms the mark, setting it if a take-back cleared it. A
+      // send that got no answer may have reached the job: its mark stays.
       const missed = outcome?.kind === 'not-running' || (answered && outcome?.kind === 'failed');
-      const cancel =
-        missed && current.cancel.reachedAt === sentAt
-          ? { ...current.cancel, reachedAt: null }
-          : current.cancel;
+      const confirmed = (current.cancel.confirmedAt ?? null) !== null;
+      let cancel = current.cancel;
+      if (outcome?.kind === 'sent')
+        cancel = {
+          ...cancel,
+          reachedAt: cancel.reachedAt ?? sentAt,
+          confirmedAt: cancel.confirmedAt ?? at,
+        };
+      else if (missed && !confirmed && cancel.reachedAt === sentAt)
+        cancel = { ...cancel, reachedAt: null };
       if (outcome?.kind === 'failed' && outcome.error)
         return { ...current, cancel, error: outcome.error };
       return { ...current, cancel: { ...cancel, lastSentAt: at } };

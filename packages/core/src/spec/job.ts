@@ -135,13 +135,17 @@ export interface JobRecord {
   /**
    * When a cancel was first asked for, and why (`user` or `pending-timeout`); when it was last
    * sent; and when it first reached the job while the job ran (`reachedAt`: taken just before
-   * that send; null while it has reached nothing, absent in records older than it).
+   * that send; null while it has reached nothing, absent in records older than it). `confirmedAt`:
+   * when a send was first answered by the target as having reached the running job; once set,
+   * another send's answer that the job was no longer running (it had just ended, of this
+   * signal) never takes the mark back.
    */
   cancel: {
     requestedAt: string;
     reason: 'user' | 'pending-timeout';
     lastSentAt: string | null;
     reachedAt?: string | null;
+    confirmedAt?: string | null;
   } | null;
   /** Healthy polls in a row that did not find the job. */
   misses: number;

@@ -89,6 +89,7 @@ export const JobRecordSchema = Type.Object({
       reason: Type.Union([Type.Literal('user'), Type.Literal('pending-timeout')]),
       lastSentAt: nullable(Time),
       reachedAt: Type.Optional(nullable(Time)),
+      confirmedAt: Type.Optional(nullable(Time)),
     }),
   ),
   misses: Count,
