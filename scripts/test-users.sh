@@ -6,7 +6,7 @@
 #   bash scripts/test-users.sh status   exit 0 only when both exist with usable homes
 #
 # Root bypasses every permission check, so a test that is about permissions must run the CLI
-# as one of these users (packages/cli/src/shared-machine/run-as-user.ts).
+# as one of these users (packages/test-helpers/src/test-users.ts and run-as.ts).
 set -euo pipefail
 
 VICTIM=${YONDER_TEST_VICTIM:-yonder-victim}

@@ -25,6 +25,14 @@ export {
 } from './process-state.js';
 export { REPOSITORY_ROOT } from './repository.js';
 export {
+  jsonOf,
+  type RunAsOptions,
+  runAs,
+  runProgramAs,
+  yonderAs,
+  yonderJsonAs,
+} from './run-as.js';
+export {
   CLI_BIN,
   type CliOptions,
   type CliResult,
@@ -56,8 +64,6 @@ export {
   rootDir,
   startAsUser,
   type TestUser,
-  yonderAs,
-  yonderJsonAs,
 } from './test-users.js';
 export { until } from './until.js';
 export { attackerPlace, startWorkdirAttack, type WorkdirAttack } from './workdir-attack.js';

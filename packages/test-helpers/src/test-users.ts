@@ -1,14 +1,15 @@
 /**
- * Two unprivileged users for the shared-machine tests — a victim who runs the built CLI and an
- * attacker who plants things — since root passes every permission check. (A minimal stand-in for
- * the trust-ledger branch's run-as-user.ts and scripts/test-users.sh, with the same user names;
- * the two are to be unified.)
+ * The two unprivileged users of the shared-machine tests — a victim who runs the built CLI and
+ * an attacker who plants things — since root passes every permission check: their accounts
+ * (made by scripts/test-users.sh when missing), directories of theirs, and programs and the CLI
+ * run as one of them with a clean environment.
  */
 import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
 import { chownSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CLI_BIN, type CliResult, collectProcess, type Raw } from '@yonder/test-helpers';
+import { REPOSITORY_ROOT } from './repository.js';
+import { CLI_BIN } from './run-cli.js';
 
 export interface TestUser {
   name: string;
@@ -17,7 +18,6 @@ export interface TestUser {
   home: string;
 }
 
-const SYSTEM_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 const cleanups: Array<() => void> = [];
 
 /** The account `name`, or null when there is none. */
@@ -28,36 +28,37 @@ export function lookUp(name: string): TestUser | null {
   return { name, uid: Number(uid), gid: Number(gid), home: home as string };
 }
 
-/** `name`, made (with a private home) when missing, as scripts/test-users.sh makes it. */
-function ensureUser(name: string): TestUser {
-  if (lookUp(name) === null) {
-    if (spawnSync('getent', ['group', name]).status !== 0) execFileSync('groupadd', [name]);
-    execFileSync('useradd', ['--create-home', '--shell', '/bin/bash', '--gid', name, name]);
-  }
-  const user = lookUp(name) as TestUser;
-  execFileSync('chmod', ['0700', user.home]);
-  return user;
-}
+const USERS_SCRIPT = join(REPOSITORY_ROOT, 'scripts/test-users.sh');
 
 /**
- * The victim (`yonder-victim`) and the attacker (`yonder-attacker`). Fails, never skips, when
- * the tests do not run as root or the victim cannot run the built CLI.
+ * The victim (`yonder-victim`) and the attacker (`yonder-attacker`), made by
+ * scripts/test-users.sh when missing. Fails, never skips, when the tests do not run as root or
+ * the victim cannot run node and the built CLI.
  */
 export function requireUsers(): { victim: TestUser; attacker: TestUser } {
   if (process.getuid?.() !== 0)
-    throw new Error('These tests run yonder as two unprivileged users: run them as root.');
-  const victim = ensureUser(process.env.YONDER_TEST_VICTIM ?? 'yonder-victim');
-  const attacker = ensureUser(process.env.YONDER_TEST_ATTACKER ?? 'yonder-attacker');
+    throw new Error(
+      'The shared-machine tests run yonder as two unprivileged users and need root to do so. Run them as root (scripts/test-all.sh does).',
+    );
+  if (spawnSync('runuser', ['--help'], { stdio: 'ignore' }).error)
+    throw new Error('runuser (util-linux) is missing: apt-get install util-linux');
+  const names = [
+    process.env.YONDER_TEST_VICTIM ?? 'yonder-victim',
+    process.env.YONDER_TEST_ATTACKER ?? 'yonder-attacker',
+  ] as const;
+  if (names.some((name) => lookUp(name) === null))
+    execFileSync('bash', [USERS_SCRIPT], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const [victim, attacker] = names.map(lookUp);
+  if (!victim || !attacker)
+    throw new Error(`The users ${names.join(' and ')} are missing: bash ${USERS_SCRIPT}`);
   const version = spawnSync(
     'runuser',
     ['-u', victim.name, '--', process.execPath, CLI_BIN, '--version'],
-    {
-      encoding: 'utf8',
-    },
+    { encoding: 'utf8' },
   );
   if (version.status !== 0)
     throw new Error(
-      `${victim.name} cannot run ${CLI_BIN} (${version.stderr.trim()}): the checkout and node must be readable by every user.`,
+      `${victim.name} cannot run ${process.execPath} ${CLI_BIN} (${version.stderr.trim()}): node and the checkout must be readable by every user.`,
     );
   return { victim, attacker };
 }
@@ -79,6 +80,7 @@ export function rootDir(prefix: string, mode: number): string {
   return dir;
 }
 
+/** Register a cleanup for `cleanupUsers` (run last first). */
 export function onCleanup(action: () => void): void {
   cleanups.push(action);
 }
@@ -94,14 +96,16 @@ export function cleanupUsers(): void {
   }
 }
 
-/** Run `argv` as `user` to its end; fails the test when it fails. */
-export function asUser(user: TestUser, argv: readonly string[]): string {
+/** Run `argv` as `user` to its end (in `cwd`, their home by default); fails the test when it fails. */
+export function asUser(user: TestUser, argv: readonly string[], cwd?: string): string {
   const result = spawnSync('runuser', ['-u', user.name, '--', ...argv], {
-    cwd: '/',
+    cwd: cwd ?? user.home,
     encoding: 'utf8',
   });
   if (result.status !== 0)
-    throw new Error(`as ${user.name}: ${argv.join(' ')}: ${result.stderr.trim()}`);
+    throw new Error(
+      `as ${user.name}: ${argv.join(' ')} exited ${result.status}: ${result.stderr.trim()}`,
+    );
   return result.stdout;
 }
 
@@ -116,57 +120,4 @@ export function startAsUser(user: TestUser, argv: readonly string[]): ChildProce
     if (child.pid !== undefined && child.exitCode === null) process.kill(-child.pid, 'SIGKILL');
   });
   return child;
-}
-
-/** `yonder ARGS` as `user` with a clean environment: HOME, PATH, USER, the ledger, and `env`. */
-export async function yonderAs(
-  user: TestUser,
-  state: string,
-  args: readonly string[],
-  env: Record<string, string> = {},
-  timeoutMs = 60_000,
-): Promise<CliResult> {
-  const assignments = Object.entries({
-    HOME: user.home,
-    PATH: SYSTEM_PATH,
-    USER: user.name,
-    LOGNAME: user.name,
-    NO_COLOR: '1',
-    YONDER_STATE_DIR: state,
-    XDG_CONFIG_HOME: join(state, '.no-config'),
-    ...env,
-  }).map(([name, value]) => `${name}=${value}`);
-  const started = Date.now();
-  const child = spawn(
-    'runuser',
-    ['-u', user.name, '--', 'env', '-i', ...assignments, process.execPath, CLI_BIN, ...args],
-    { cwd: user.home, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-  try {
-    return await collectProcess(child, started);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-/** `yonder ARGS --json` as `user` (`--json` goes before any `--`), parsed. */
-export async function yonderJsonAs(
-  user: TestUser,
-  state: string,
-  args: readonly string[],
-  env: Record<string, string> = {},
-  timeoutMs = 60_000,
-): Promise<CliResult & { doc: Raw }> {
-  const split = args.indexOf('--');
-  const withJson =
-    split < 0 ? [...args, '--json'] : [...args.slice(0, split), '--json', ...args.slice(split)];
-  const result = await yonderAs(user, state, withJson, env, timeoutMs);
-  try {
-    return { ...result, doc: JSON.parse(result.stdout) };
-  } catch {
-    throw new Error(
-      `yonder ${withJson.join(' ')} printed no JSON (exit ${result.code}):\nstdout: ${result.stdout}\nstderr: ${result.stderr}`,
-    );
-  }
 }

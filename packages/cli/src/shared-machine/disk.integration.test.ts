@@ -15,23 +15,23 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type InstalledCli, installCli } from './install-cli.js';
 import {
   cleanupUsers,
   jsonOf,
   onCleanup,
-  requireTestUsers,
+  ownedDir,
+  requireUsers,
   runAs,
   type TestUser,
-  userScratch,
-} from './run-as-user.js';
+} from '@yonder/test-helpers';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type InstalledCli, installCli } from './install-cli.js';
 
 let victim: TestUser;
 let cli: InstalledCli;
 
 beforeAll(() => {
-  ({ victim } = requireTestUsers());
+  ({ victim } = requireUsers());
   cli = installCli();
   onCleanup(() => cli.remove());
 });
@@ -71,7 +71,7 @@ function freeAll(disk: string): void {
 
 describe('a full disk under the state directory', () => {
   it('at every number of free inodes, a started job is recorded, and an unrecorded one never started', async () => {
-    const home = userScratch(victim, 'disk');
+    const home = ownedDir(victim, 'disk');
     const disk = mountTmpfs(home, 'size=32m,nr_inodes=600');
     const state = join(disk, 'state');
     const runs = join(home, 'runs');
@@ -143,7 +143,7 @@ describe('a full disk under the state directory', () => {
   }, 300_000);
 
   it('with no space left at all, list, status and logs still answer', async () => {
-    const home = userScratch(victim, 'disk-full');
+    const home = ownedDir(victim, 'disk-full');
     const disk = mountTmpfs(home, 'size=512k');
     const state = join(disk, 'state');
     const env = { YONDER_STATE_DIR: state };

@@ -7,18 +7,18 @@
 import { execFileSync } from 'node:child_process';
 import { chownSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type InstalledCli, installCli } from './install-cli.js';
 import {
+  type CliResult,
   cleanupUsers,
   jsonOf,
   onCleanup,
-  requireTestUsers,
+  ownedDir,
+  requireUsers,
   runAs,
   type TestUser,
-  type UserResult,
-  userScratch,
-} from './run-as-user.js';
+} from '@yonder/test-helpers';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type InstalledCli, installCli } from './install-cli.js';
 
 let victim: TestUser;
 let cli: InstalledCli;
@@ -26,10 +26,10 @@ let home: string;
 let env: Record<string, string>;
 
 beforeAll(() => {
-  ({ victim } = requireTestUsers());
+  ({ victim } = requireUsers());
   cli = installCli();
   onCleanup(() => cli.remove());
-  home = userScratch(victim, 'input');
+  home = ownedDir(victim, 'input');
   env = { YONDER_STATE_DIR: join(home, 'state') };
 });
 afterAll(() => cleanupUsers());
@@ -41,12 +41,12 @@ function victimFile(name: string, content: string | Buffer): string {
   return path;
 }
 
-async function yonder(args: string[], timeoutMs = 20_000): Promise<UserResult> {
+async function yonder(args: string[], timeoutMs = 20_000): Promise<CliResult> {
   return runAs(victim, cli.bin, args, { env, timeoutMs });
 }
 
 /** A usage error (exit 2) quickly, with no crash and the message wanted. */
-function expectRefused(result: UserResult, message: RegExp | string): void {
+function expectRefused(result: CliResult, message: RegExp | string): void {
   expect(result.signal, result.stderr).toBeNull();
   expect(result.code, result.stderr).toBe(2);
   expect(result.stderr).not.toMatch(/RangeError|TypeError|E_INTERNAL|Maximum call stack/);

@@ -16,24 +16,24 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type InstalledCli, installCli } from './install-cli.js';
 import {
   cleanupUsers,
   jsonOf,
   onCleanup,
-  requireTestUsers,
+  ownedDir,
+  requireUsers,
   runAs,
   type TestUser,
-  userScratch,
-} from './run-as-user.js';
+} from '@yonder/test-helpers';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type InstalledCli, installCli } from './install-cli.js';
 
 let victim: TestUser;
 let attacker: TestUser;
 let cli: InstalledCli;
 
 beforeAll(() => {
-  ({ victim, attacker } = requireTestUsers());
+  ({ victim, attacker } = requireUsers());
   cli = installCli(['@yonder/backend-command']);
   onCleanup(() => cli.remove());
 });
@@ -55,7 +55,7 @@ function plantLink(path: string, target: string): void {
 }
 
 async function ledger(prefix: string) {
-  const home = userScratch(victim, prefix);
+  const home = ownedDir(victim, prefix);
   const state = join(home, 'state');
   const env = { YONDER_STATE_DIR: state };
   const run = (args: string[]) => runAs(victim, cli.bin, args, { env });

@@ -15,24 +15,24 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type InstalledCli, installCli, installPackages } from './install-cli.js';
 import {
   cleanupUsers,
   jsonOf,
   onCleanup,
-  requireTestUsers,
+  ownedDir,
+  requireUsers,
   runAs,
   type TestUser,
-  userScratch,
-} from './run-as-user.js';
+} from '@yonder/test-helpers';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type InstalledCli, installCli, installPackages } from './install-cli.js';
 
 let victim: TestUser;
 let attacker: TestUser;
 let cli: InstalledCli;
 
 beforeAll(() => {
-  ({ victim, attacker } = requireTestUsers());
+  ({ victim, attacker } = requireUsers());
   // A site that installed the CLI without the Slurm backend.
   cli = installCli();
   onCleanup(() => cli.remove());
@@ -86,7 +86,7 @@ describe('plugin resolution', () => {
     const work = join(shared, 'work');
     mkdirSync(work);
     chownSync(work, victim.uid, victim.gid);
-    const state = userScratch(victim, 'plugins-state');
+    const state = ownedDir(victim, 'plugins-state');
     const env = { YONDER_STATE_DIR: join(state, 'state') };
 
     const plugins = await runAs(victim, cli.bin, ['plugins'], { env, cwd: work });
@@ -104,7 +104,7 @@ describe('plugin resolution', () => {
   });
 
   it('a plugin in the config file’s directory loads, resolved by Node’s rules', async () => {
-    const home = userScratch(victim, 'config-home');
+    const home = ownedDir(victim, 'config-home');
     const config = join(home, '.config', 'yonder');
     mkdirSync(config, { recursive: true, mode: 0o700 });
     // A third-party plugin (here one that re-exports the command backend) installed there.
@@ -172,7 +172,7 @@ describe('plugin resolution', () => {
     giveTo(victim, config);
     chmodSync(config, 0o700);
     plantPackage(shared, 'yonder-demo-dependency', marks);
-    const state = userScratch(victim, 'dependency-state');
+    const state = ownedDir(victim, 'dependency-state');
     const env = {
       YONDER_CONFIG: join(config, 'config.json'),
       YONDER_STATE_DIR: join(state, 'state'),
@@ -192,7 +192,7 @@ describe('plugin resolution', () => {
   });
 
   it('a config file others can write: refused with chmod go-w, its plugins never loaded', async () => {
-    const home = userScratch(victim, 'open-config');
+    const home = ownedDir(victim, 'open-config');
     const marks = stickyShared();
     const config = join(home, '.config', 'yonder');
     mkdirSync(config, { recursive: true, mode: 0o700 });
@@ -223,7 +223,7 @@ describe('plugin resolution', () => {
     plantPackage(open, 'yonder-backend-evil', marks);
     writeFileSync(join(open, 'config.json'), JSON.stringify({ plugins: ['yonder-backend-evil'] }));
     chownSync(join(open, 'config.json'), attacker.uid, attacker.gid);
-    const state = userScratch(victim, 'foreign-config-state');
+    const state = ownedDir(victim, 'foreign-config-state');
     const result = await runAs(victim, cli.bin, ['plugins', '--json'], {
       env: { YONDER_CONFIG: join(open, 'config.json'), YONDER_STATE_DIR: join(state, 'state') },
     });

@@ -5,18 +5,18 @@
  */
 import { chownSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type InstalledCli, installCli } from './install-cli.js';
 import {
+  type CliResult,
   cleanupUsers,
   jsonOf,
   onCleanup,
-  requireTestUsers,
+  ownedDir,
+  requireUsers,
   runAs,
   type TestUser,
-  type UserResult,
-  userScratch,
-} from './run-as-user.js';
+} from '@yonder/test-helpers';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type InstalledCli, installCli } from './install-cli.js';
 
 let victim: TestUser;
 let cli: InstalledCli;
@@ -29,7 +29,7 @@ const ids: Record<'quick' | 'failed' | 'other' | 'running', string> = {
 };
 let originals: Map<string, string>;
 
-async function yonder(args: string[]): Promise<UserResult> {
+async function yonder(args: string[]): Promise<CliResult> {
   return runAs(victim, cli.bin, args, { env: { YONDER_STATE_DIR: state }, timeoutMs: 30_000 });
 }
 
@@ -51,7 +51,7 @@ const CRASH =
   /TypeError|RangeError|ReferenceError|E_INTERNAL|Cannot read properties|is not a function|is not iterable|Cannot convert|Invalid time value|\n\s+at /;
 
 /** No crash: a known exit status, no signal, no raw JavaScript error, one JSON document with --json. */
-function expectNoCrash(result: UserResult, args: readonly string[], what: string): void {
+function expectNoCrash(result: CliResult, args: readonly string[], what: string): void {
   const context = `${what}: yonder ${args.join(' ')}\nstdout: ${result.stdout}\nstderr: ${result.stderr}`;
   expect(result.signal, context).toBeNull();
   expect(result.stderr + result.stdout, context).not.toMatch(CRASH);
@@ -63,10 +63,10 @@ function expectNoCrash(result: UserResult, args: readonly string[], what: string
 }
 
 beforeAll(async () => {
-  ({ victim } = requireTestUsers());
+  ({ victim } = requireUsers());
   cli = installCli();
   onCleanup(() => cli.remove());
-  state = join(userScratch(victim, 'records'), 'state');
+  state = join(ownedDir(victim, 'records'), 'state');
   const submit = async (...argv: string[]) => {
     const result = await yonder(['submit', '--', ...argv]);
     expect(result.code, result.stderr).toBe(0);

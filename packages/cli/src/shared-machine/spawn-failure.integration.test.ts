@@ -6,17 +6,17 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type InstalledCli, installCli } from './install-cli.js';
 import {
+  type CliResult,
   cleanupUsers,
   onCleanup,
-  requireTestUsers,
+  ownedDir,
+  requireUsers,
   runProgramAs,
   type TestUser,
-  type UserResult,
-  userScratch,
-} from './run-as-user.js';
+} from '@yonder/test-helpers';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type InstalledCli, installCli } from './install-cli.js';
 
 let victim: TestUser;
 let cli: InstalledCli;
@@ -51,10 +51,10 @@ process.stdout.write(JSON.stringify(results));
 `;
 
 beforeAll(() => {
-  ({ victim } = requireTestUsers());
+  ({ victim } = requireUsers());
   cli = installCli();
   onCleanup(() => cli.remove());
-  worker = join(userScratch(victim, 'spawn'), 'worker.mjs');
+  worker = join(ownedDir(victim, 'spawn'), 'worker.mjs');
   writeFileSync(worker, WORKER, { mode: 0o644 });
 });
 afterAll(() => cleanupUsers());
@@ -64,7 +64,7 @@ function coreUrl(): string {
 }
 
 /** Run the worker as the victim, under `prefix` (e.g. prlimit). */
-function runWorker(prefix: string[], mode: string): Promise<UserResult> {
+function runWorker(prefix: string[], mode: string): Promise<CliResult> {
   return runProgramAs(victim, [...prefix, process.execPath, worker, coreUrl(), mode]);
 }
 

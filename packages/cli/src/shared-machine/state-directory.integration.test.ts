@@ -14,25 +14,25 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type InstalledCli, installCli } from './install-cli.js';
 import {
   asUser,
   cleanupUsers,
   jsonOf,
   onCleanup,
-  requireTestUsers,
+  ownedDir,
+  requireUsers,
   runAs,
   type TestUser,
-  userScratch,
-} from './run-as-user.js';
+} from '@yonder/test-helpers';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type InstalledCli, installCli } from './install-cli.js';
 
 let victim: TestUser;
 let attacker: TestUser;
 let cli: InstalledCli;
 
 beforeAll(() => {
-  ({ victim, attacker } = requireTestUsers());
+  ({ victim, attacker } = requireUsers());
   cli = installCli(['@yonder/backend-command']);
   onCleanup(() => cli.remove());
 });
@@ -54,7 +54,7 @@ function openDirectory(owner: TestUser, prefix: string): string {
  * work in an open directory, so the attacker makes it in a private one and copies it over.
  */
 async function plantLedger(state: string, marks: string): Promise<void> {
-  const workshop = userScratch(attacker, 'workshop');
+  const workshop = ownedDir(attacker, 'workshop');
   const env = { YONDER_STATE_DIR: join(workshop, 'state') };
   const mark = (what: string) => `touch ${marks}/${what}-$(id -un)`;
   const add = await runAs(
@@ -128,7 +128,7 @@ describe('a state directory that is not the victim’s own', () => {
   });
 
   it('the victim’s own state directory, left writable by others: refused with chmod go-w, fine once fixed', async () => {
-    const home = userScratch(victim, 'open-state');
+    const home = ownedDir(victim, 'open-state');
     const state = join(home, 'state');
     const env = { YONDER_STATE_DIR: state };
     expect((await runAs(victim, cli.bin, ['submit', '--', 'true'], { env })).code).toBe(0);
@@ -174,7 +174,7 @@ describe('a state directory that is not the victim’s own', () => {
 
 describe('an ordinary install', () => {
   it('makes ~/.local/state/yonder and everything of the ledger private (0700 directories, 0600 files)', async () => {
-    const home = userScratch(victim, 'home');
+    const home = ownedDir(victim, 'home');
     const env = { HOME: home };
     expect(
       (await runAs(victim, cli.bin, ['profile', 'add', 'loc', '--backend', 'local'], { env })).code,
