@@ -142,6 +142,13 @@ export function pairs(values: unknown, name: string): Record<string, string> {
 
 const DURATION_UNITS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86_400, w: 604_800 };
 
+/** Whole seconds as a duration option reads them, in the largest unit that divides them: `2w`, `30d`, `90m`. */
+export function durationText(seconds: number): string {
+  for (const [unit, size] of Object.entries(DURATION_UNITS).reverse())
+    if (seconds >= size && seconds % size === 0) return `${seconds / size}${unit}`;
+  return `${seconds}s`;
+}
+
 /** A duration option (`90s`, `15m`, `12h`, `30d`, `2w`; a bare number is seconds) in milliseconds. */
 export function durationOption(value: unknown, name: string): number | undefined {
   if (value === undefined) return undefined;

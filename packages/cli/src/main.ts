@@ -25,7 +25,8 @@ Usage:
   yonder rm JOB... [--force] [--json]
   yonder prune [--older-than DURATION] [--state S]... [--dry-run] [--json]
   yonder profile add NAME --backend B [--host H] [--workdir D] [--local-root P --remote-root P]
-                 [--pending-timeout S] [--poll-seconds S] [--cancel-grace S] [--set KEY=VALUE]...
+                 [--pending-timeout S] [--poll-seconds S] [--cancel-grace S] [--retention D]
+                 [--set KEY=VALUE]...
                  [--transport T] [--transport-set KEY=VALUE]...
                  [--ssh-config FILE] [--accept-new-host-keys] [--max-channels N]
                  [--control-persist S] [--force]

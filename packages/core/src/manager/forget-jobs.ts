@@ -33,6 +33,11 @@ export interface ForgetOptions {
   dryRun?: boolean;
   /** How long a forced job may take to end after its cancel before it is forgotten anyway. Default 10 s. */
   cancelWaitMs?: number;
+  /**
+   * Keep the record of a job whose files could not be removed (its target could not be
+   * reached), so that a later try removes them: what retention does. By default the record goes.
+   */
+  keepUncleaned?: boolean;
 }
 
 /**
@@ -91,7 +96,8 @@ export async function forgetJobs(
   const results: ForgetResult[] = [];
   for (const job of current) {
     const outcome = files.get(job.id) ?? { kind: 'unsupported' as const };
-    const removed = await store.removeJob(job.id);
+    const removed =
+      options.keepUncleaned && outcome.kind === 'failed' ? false : await store.removeJob(job.id);
     const unended = isTerminal(job.state)
       ? undefined
       : `forgotten while ${job.state}: ${cancelFailure ?? job.error?.message ?? 'it had not ended after the cancel'}`;

@@ -36,6 +36,7 @@ import {
 import { type RefreshOptions, refreshJobs } from './refresh-jobs.js';
 import { resolveJob, resolveJobs } from './resolve-job.js';
 import { specOf } from './resubmit-job.js';
+import { sweepRetention } from './retention-sweep.js';
 import { type SubmitOptions, submitJobs } from './submit-jobs.js';
 import { TransportCache } from './transport-cache.js';
 import {
@@ -262,10 +263,12 @@ export class JobManager {
 
   /**
    * Bring active jobs up to date: for each target, one batched poll, shared with any other
-   * yonder process refreshing the same target at the same time.
+   * yonder process refreshing the same target at the same time. Then, at most once an hour per
+   * ledger, forget the finished jobs of profiles past their `retentionSeconds` (as `prune`).
    */
-  refresh(options: RefreshOptions = {}): Promise<{ problems: StoreProblemV1[] }> {
-    return refreshJobs(this.context, options);
+  async refresh(options: RefreshOptions = {}): Promise<{ problems: StoreProblemV1[] }> {
+    const { problems } = await refreshJobs(this.context, options);
+    return { problems: [...problems, ...(await sweepRetention(this.context))] };
   }
 
   /**

@@ -38,6 +38,12 @@ export interface Profile {
   pollSeconds?: number;
   /** Seconds between the polite cancel signal and the forceful one. */
   cancelGraceSeconds?: number;
+  /**
+   * Forget the profile's finished jobs this many seconds after they ended, as `yonder prune`
+   * does (the record, and the job directory on the target); a refresh does it, at most once an
+   * hour per ledger. A job whose files could not be removed is kept and tried again.
+   */
+  retentionSeconds?: number;
   /** The transport's options, validated against the chosen transport's `optionsSchema`. */
   transportOptions?: Record<string, JsonValue>;
   /**

@@ -130,6 +130,14 @@ export const ProfileSchema = Type.Object(
         description: 'Seconds between the polite and the forceful cancel.',
       }),
     ),
+    retentionSeconds: Type.Optional(
+      Type.Integer({
+        minimum: 60,
+        maximum: 315_360_000,
+        description:
+          'Forget finished jobs (record and job directory) this many seconds after they ended.',
+      }),
+    ),
     transportOptions: Type.Optional(
       Type.Record(Type.String(), Type.Unknown(), {
         description: 'Transport options, checked against the chosen transport’s schema.',

@@ -2,7 +2,7 @@
 import type { JsonValue, Profile } from '@yonder/core';
 import { YonderError } from '@yonder/core';
 import { normaliseProfile } from '@yonder/core/backend-kit';
-import { parse } from '../../args.js';
+import { durationText, parse } from '../../args.js';
 import type { Command, CommandContext } from '../../command.js';
 import { CONTAINER_HELP } from '../../container-options.js';
 import { issueText } from '../../error-text.js';
@@ -15,7 +15,8 @@ import { applyProfileFlags, PROFILE_FLAG_OPTIONS } from './profile-flags.js';
 
 const HELP = `Usage:
   yonder profile add NAME --backend B [--host H] [--workdir D] [--local-root P --remote-root P]
-                 [--pending-timeout S] [--poll-seconds S] [--cancel-grace S] [--set KEY=VALUE]...
+                 [--pending-timeout S] [--poll-seconds S] [--cancel-grace S] [--retention D]
+                 [--set KEY=VALUE]...
                  [--transport T] [--transport-set KEY=VALUE]...
                  [--ssh-config FILE] [--accept-new-host-keys] [--max-channels N]
                  [--time T] [--cpus N] [--memory M] [--gpus N] [--nodes N] [--partition P]
@@ -56,6 +57,12 @@ partition=debug (any resource name the backend has no option for) sets a default
 --unsupported-resources says what a submit does with resources or scheduler options the
 backend cannot honour: refuse the job (the default), warn and leave them out, or ignore them,
 so one command line can serve a local and a Slurm profile.
+
+--retention D (90m, 12h, 30d, 2w; at least 60s) makes yonder forget the profile's finished jobs
+that long after they ended, as yonder prune does: the record and the job directory on the
+target. Any refresh (list, status, wait…) does it, at most once an hour; a job whose files
+cannot be removed (its target is down) is kept and tried again. --retention none on edit
+keeps them for ever again, the default.
 
 Profiles live in the ledger's profiles/ directory and are checked every time they are read:
 one that was edited by hand into something invalid is refused with its file, field and fix.
@@ -113,6 +120,8 @@ function describe(profile: Profile): string {
   if (profile.pollSeconds) lines.push(`Poll:      ${profile.pollSeconds}s`);
   if (profile.cancelGraceSeconds !== undefined)
     lines.push(`Cancel grace: ${profile.cancelGraceSeconds}s`);
+  if (profile.retentionSeconds !== undefined)
+    lines.push(`Retention: ${durationText(profile.retentionSeconds)}`);
   for (const [key, value] of Object.entries(profile.options ?? {}))
     lines.push(`Option:    ${key} = ${JSON.stringify(value)}`);
   for (const [key, value] of Object.entries(profile.defaults?.resources ?? {}))

@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import type { BackendV1, JsonValue, Profile, Resources, TSchema } from '@yonder/core';
 import { RESOURCE_NAMES } from '@yonder/core';
 import { chooseTransport, isReservedKey } from '@yonder/core/backend-kit';
-import { integerOption, numberOption, type Parsed } from '../../args.js';
+import { durationOption, integerOption, numberOption, type Parsed } from '../../args.js';
 import type { CommandContext } from '../../command.js';
 import { CONTAINER_OPTIONS, containerFromOptions } from '../../container-options.js';
 import { RESOURCE_OPTIONS, readResources, readSchedulerOptions } from '../../resource-flags.js';
@@ -19,6 +19,7 @@ export const PROFILE_FLAG_OPTIONS = {
   'pending-timeout': { type: 'string' },
   'poll-seconds': { type: 'string' },
   'cancel-grace': { type: 'string' },
+  retention: { type: 'string' },
   transport: { type: 'string' },
   'transport-set': { type: 'string', multiple: true },
   'ssh-config': { type: 'string' },
@@ -133,6 +134,17 @@ export async function applyProfileFlags(
   if (poll !== undefined) profile.pollSeconds = poll;
   const grace = numberOption(values['cancel-grace'], 'cancel-grace');
   if (grace !== undefined) profile.cancelGraceSeconds = grace;
+  if (values.retention === 'none') delete profile.retentionSeconds;
+  else {
+    const retention = durationOption(values.retention, 'retention');
+    if (retention !== undefined) {
+      if (retention < 60_000 || !Number.isInteger(retention / 1000))
+        throw new UsageError(
+          `--retention must be whole seconds, 60s or more (30d, 2w), or "none", got "${String(values.retention)}".`,
+        );
+      profile.retentionSeconds = retention / 1000;
+    }
+  }
   if (values.transport !== undefined) profile.transport = String(values.transport);
   // The container flags replace the profile's container; --no-container removes it.
   const container = containerFromOptions(values);
