@@ -18,10 +18,10 @@ beforeEach(async () => {
   store = createMemoryStore();
   cleaned = [];
   cleanupAnswer = () => ({ kind: 'removed' });
-  // The local backend's contract, with a job that ends at once and a cleanup the test answers.
+  // The local backend's contract, with a submit that starts nothing and a cleanup the test answers.
   const backend: BackendV1 = {
     ...createLocalBackend(),
-    submit: async () => ({ externalId: '1', state: 'succeeded', data: {} }),
+    submit: async () => ({ externalId: '1', state: 'running', data: {} }),
     cleanup: async (jobs) => {
       cleaned.push(...jobs.map((job) => job.id));
       return new Map(jobs.map((job) => [job.id, cleanupAnswer()] as const));
@@ -41,7 +41,7 @@ beforeEach(async () => {
 async function endedJob(profile: string, daysAgo: number): Promise<string> {
   const job = await manager.submit({ argv: ['true'] }, { profile });
   const at = new Date(Date.now() - daysAgo * DAY).toISOString();
-  await store.updateJob(job.id, (current) => ({ ...current, finishedAt: at }));
+  await store.updateJob(job.id, (current) => ({ ...current, state: 'succeeded', finishedAt: at }));
   return job.id;
 }
 

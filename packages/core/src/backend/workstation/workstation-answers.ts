@@ -9,6 +9,7 @@ import type {
   ObservationV1,
   SubmitResultV1,
 } from '../../spec/backend/v1/backend-v1.js';
+import type { ContainerImage } from '../../spec/container.js';
 import { exitObservation } from '../exit-observation.js';
 
 /** A job's process as recorded at submit: pid + start time + boot id (+ host, when known). */
@@ -187,6 +188,15 @@ export function pollObservation(
 }
 
 /**
+ * The image of a job in a container, from the `<id> <digest>` its submit printed (or kept in
+ * the job directory for a recovery: `-` for none).
+ */
+export function imageOf(words: string): ContainerImage | undefined {
+  const [id, digest] = words.split(' ');
+  return id && id !== '-' ? { id, digest: digest && digest !== '-' ? digest : null } : undefined;
+}
+
+/**
  * A recovery line as what `recover` reports: the job (`FOUND`), certainly none (`DEAD`,
  * `ABANDONED`; or no directory or wrapper.pid once the submit grace has passed), or undefined:
  * not known yet.
@@ -197,10 +207,17 @@ export function recoveredSubmit(
   machine: { boot: string; host: string },
   pastGrace: boolean,
 ): SubmitResultV1 | null | undefined {
-  const [word, pid, start] = (line ?? '').split(' ');
+  const [word, pid, start, imageId, imageDigest] = (line ?? '').split(' ');
   if (word === 'FOUND' && pid && /^\d+$/.test(pid)) {
     const data = jobData(jobDir, { pid: Number(pid), startTime: start ?? '0' }, machine);
-    return { externalId: pid, state: 'running', nativeState: 'running', data };
+    const image = imageOf(`${imageId ?? ''} ${imageDigest ?? ''}`);
+    return {
+      externalId: pid,
+      state: 'running',
+      nativeState: 'running',
+      data,
+      ...(image ? { containerImage: image } : {}),
+    };
   }
   // It started, then died without an exit status (its pid may be someone else's now); or it
   // had no job directory, and now can never make one; or the directory there is not one a

@@ -24,7 +24,6 @@ import type {
   SubmitRequestV1,
   SubmitResultV1,
 } from '../../spec/backend/v1/backend-v1.js';
-import type { ContainerImage } from '../../spec/container.js';
 import type { Profile } from '../../spec/profile.js';
 import type { RunResultV1 } from '../../spec/transport/v1/transport-v1.js';
 import { replacePlaceholder } from '../../template/render-template.js';
@@ -32,6 +31,7 @@ import { parseExternalId } from '../../validation/validate-fields.js';
 import {
   cancelOutcome,
   identityOf,
+  imageOf,
   indexedLines,
   jobData,
   pollObservation,
@@ -114,12 +114,6 @@ async function runScript(
 /** Why a record's process identity is not used: it cannot be a job's, so nothing is signalled. */
 function unusableIdentity(data: JsonObject): string {
   return `The job's record names process ${JSON.stringify(data.pid)} (start time ${JSON.stringify(data.startTime)}), which cannot be this job's: it is neither polled nor signalled (nothing was signalled).`;
-}
-
-/** The `IMAGE <id> <digest>` a submit printed for a job in a container. */
-function imageOf(line: string): ContainerImage | undefined {
-  const [id, digest] = line.split(' ');
-  return id ? { id, digest: digest || null } : undefined;
 }
 
 function probeTtlMs(options: WorkstationProfileOptions): number {

@@ -78,6 +78,8 @@ fi
 fallback=$w
 ${PREPARE_JOB_DIRECTORY}
 if ! { private_dirs 1 "$d" && enter_private "$d" && ( set -C; : > job.log ) 2>/dev/null && { command exec 3>> job.log; } 2>/dev/null; }; then rm -rf -- "$d"; exit 18; fi
+# The image, kept beside the job for a recovery that finds it when this answer is lost.
+if [ -n "$crt" ] && ! ( set -C; printf '%s %s\n' "$container_id" "$container_digest" > image ) 2>/dev/null; then rm -rf -- "$d"; exit 18; fi
 [ -n "$cwd" ] || cwd=$d
 if ! cd -- "$cwd" 2>/dev/null; then rm -rf -- "$d"; echo "yonder: cannot enter the working directory $cwd" >&2; exit 20; fi
 wrapper='${JOB_WRAPPER_SCRIPT.replaceAll("'", "'\\''")}'
@@ -200,8 +202,9 @@ done
  *   of theirs made it (a submit makes it 0700 at once), and nothing in it is believed;
  * - `<index> NOPID`: the directory, without a readable wrapper.pid yet;
  * - `<index> DEAD`: it started, then died without an exit status;
- * - `<index> FOUND <pid> <start time>`: the start time is the one the wrapper recorded for
- *   itself, never that of whatever process has its pid now.
+ * - `<index> FOUND <pid> <start time> <image id> <image digest>`: the start time is the one the
+ *   wrapper recorded for itself, never that of whatever process has its pid now; the image as
+ *   the submit recorded it for a job in a container (`-` when none).
  */
 export const WORKSTATION_RECOVER_SCRIPT = `${PROCESS_IDENTITY_FUNCTIONS}
 ${TRUSTED_DIRECTORY_FUNCTIONS}
@@ -232,7 +235,9 @@ for d in "$@"; do
         # An old wrapper wrote only its pid: then take the live process's start time, if any.
         if [ -z "$start" ]; then if proc_stat "/proc/$pid/stat"; then start=$ps_start; else start=0; fi; fi
         case $start in ''|*[!0-9]*) start=0 ;; esac
-        if is_job "$pid" "$start" || read_word exit-code; then printf '%s FOUND %s %s\\n' "$i" "$pid" "$start"
+        if is_job "$pid" "$start" || read_word exit-code; then
+          cid= cdigest=; if [ -f image ] && [ ! -L image ]; then { read -r cid cdigest < image; } 2>/dev/null; fi
+          printf '%s FOUND %s %s %s %s\\n' "$i" "$pid" "$start" "\${cid:--}" "\${cdigest:--}"
         else printf '%s DEAD\\n' "$i"; fi ;;
     esac
   fi
