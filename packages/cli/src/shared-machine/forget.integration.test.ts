@@ -186,7 +186,7 @@ describe('retention', () => {
     // Hand-edited nonsense is refused by field, and a bad flag by name.
     const bad = await yonderAs(victim, state, ['profile', 'edit', 'kept', '--retention', '10s']);
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toContain('--retention must be whole seconds, 60s or more');
+    expect(bad.stderr).toContain('--retention must be a duration from 60s to 3650d');
     const none = await yonderAs(victim, state, ['profile', 'edit', 'kept', '--retention', 'none']);
     expect(none.code, none.stderr).toBe(0);
     expect((await yonderAs(victim, state, ['profile', 'show', 'kept'])).stdout).not.toContain(

@@ -130,4 +130,35 @@ describe('cancel.reachedAt', () => {
     await manager.refresh({ force: true });
     expect(await manager.store.getJob(job.id)).toMatchObject({ state: 'cancelled' });
   });
+
+  it('is not taken back by a send that found the job over while a later send is on its way', async () => {
+    // The later send's TERM ended the job before the first one arrived; the first one's
+    // "nothing running" is written before the later one's "sent".
+    const job = await manager.submit({ argv: ['x'] }, { profile: 'f' });
+    const gates: Array<() => void> = [];
+    const answers: CancelOutcomeV1['kind'][] = ['not-running', 'sent'];
+    let calls = 0;
+    const backend = fake.backend as { cancel: BackendV1['cancel'] };
+    backend.cancel = async (jobs) => {
+      const kind = answers[calls] as 'not-running' | 'sent';
+      calls += 1;
+      await new Promise<void>((resolve) => gates.push(resolve));
+      return new Map(jobs.map((one) => [one.id, { kind }] as const));
+    };
+    const first = manager.cancel([job.id]);
+    while (calls < 1) await new Promise((resolve) => setImmediate(resolve));
+    // A millisecond on, so the second send is later by the clock.
+    const before = Date.now();
+    while (Date.now() <= before) await new Promise((resolve) => setTimeout(resolve, 1));
+    const second = manager.cancel([job.id]);
+    while (calls < 2) await new Promise((resolve) => setImmediate(resolve));
+    gates[0]?.();
+    await first;
+    expect((await manager.store.getJob(job.id))?.cancel?.reachedAt).toEqual(expect.any(String));
+    gates[1]?.();
+    await second;
+    fake.script.observation = killedByTerm;
+    await manager.refresh({ force: true });
+    expect(await manager.store.getJob(job.id)).toMatchObject({ state: 'cancelled' });
+  });
 });

@@ -97,13 +97,22 @@ export async function sendCancel(
   if (jobs.length === 0) return;
   // Written before the send, so a process killed in the middle of it (or a send whose answer
   // is lost) still leaves the mark: whatever the signal made a job do happened after this.
+  // `lastSentAt` too, so another process's refresh does not repeat this send while it is on its
+  // way, and a send's "nothing was running" can tell whether another began after it.
   const sentAt = context.now().toISOString();
   const unmarked = (job: JobRecord): boolean =>
     job.cancel !== null && (job.cancel.reachedAt ?? null) === null;
-  for (const job of jobs.filter(unmarked)) {
+  for (const job of jobs) {
     await context.store.updateJob(job.id, (current) =>
-      current.cancel && unmarked(current)
-        ? { ...current, cancel: { ...current.cancel, reachedAt: sentAt } }
+      current.cancel
+        ? {
+            ...current,
+            cancel: {
+              ...current.cancel,
+              lastSentAt: sentAt,
+              ...(unmarked(current) ? { reachedAt: sentAt } : {}),
+            },
+          }
         : undefined,
     );
   }
@@ -128,11 +137,15 @@ export async function sendCancel(
       // The target's own answer that this send reached nothing running (`not-running`: the job
       // had ended before it arrived; `failed`: it could not be signalled) takes this send's mark
       // back, so the job keeps its own outcome — unless another send (another yonder process's,
-      // racing this one) was answered that it reached the job: the job may have ended of that
-      // one. A send answered `sent` confirms the mark, setting it if a take-back cleared it. A
-      // send that got no answer may have reached the job: its mark stays.
+      // racing this one) was answered that it reached the job, or began after this one (its
+      // answer still to come): the job may have ended of that one. A send answered `sent`
+      // confirms the mark, setting it if a take-back cleared it. A send that got no answer may
+      // have reached the job: its mark stays.
       const missed = outcome?.kind === 'not-running' || (answered && outcome?.kind === 'failed');
       const confirmed = (current.cancel.confirmedAt ?? null) !== null;
+      const laterSend =
+        current.cancel.lastSentAt != null &&
+        Date.parse(current.cancel.lastSentAt) > Date.parse(sentAt);
       let cancel = current.cancel;
       if (outcome?.kind === 'sent')
         cancel = {
@@ -140,7 +153,7 @@ export async function sendCancel(
           reachedAt: cancel.reachedAt ?? sentAt,
           confirmedAt: cancel.confirmedAt ?? at,
         };
-      else if (missed && !confirmed && cancel.reachedAt === sentAt)
+      else if (missed && !confirmed && !laterSend && cancel.reachedAt === sentAt)
         cancel = { ...cancel, reachedAt: null };
       if (outcome?.kind === 'failed' && outcome.error)
         return { ...current, cancel, error: outcome.error };

@@ -38,6 +38,12 @@ export interface ForgetOptions {
    * reached), so that a later try removes them: what retention does. By default the record goes.
    */
   keepUncleaned?: boolean;
+  /**
+   * How long the targets may take to remove the files, all together (they are asked at the
+   * same time); a target that has not answered by then is `failed` (`E_TIMEOUT`). Default: as
+   * long as each backend's cleanup takes.
+   */
+  cleanupDeadlineMs?: number;
 }
 
 /**
@@ -89,6 +95,7 @@ export async function forgetJobs(
   const files = await cleanupFiles(
     context,
     current.filter((job) => isTerminal(job.state)),
+    options.cleanupDeadlineMs,
   );
   for (const job of current)
     if (!isTerminal(job.state))
@@ -123,45 +130,80 @@ export async function forgetJobs(
 
 type FileOutcome = CleanupOutcomeV1 | { readonly kind: 'unsupported' };
 
-/** Each job's files removed through its backend, one call per target. */
+/**
+ * Each job's files removed through its backend, one call per target, the targets at the same
+ * time; by `deadlineMs`, if given, those that have not answered are `failed`.
+ */
 async function cleanupFiles(
   context: ManagerContext,
   jobs: readonly JobRecord[],
+  deadlineMs?: number,
 ): Promise<Map<string, FileOutcome>> {
-  const out = new Map<string, FileOutcome>();
   const groups = new Map<string, JobRecord[]>();
   for (const job of jobs) {
     const key = `${job.backend}|${job.target}`;
     groups.set(key, [...(groups.get(key) ?? []), job]);
   }
-  for (const group of groups.values()) {
-    const first = group[0] as JobRecord;
-    const failed = (error: unknown): void => {
-      const failure = toYonderError(error, 'E_TRANSPORT').toJSON();
-      for (const job of group) out.set(job.id, { kind: 'failed', error: failure });
-    };
-    try {
-      const backend = await context.resolveBackend(first.backend, first.profileSnapshot);
-      if (!backend.cleanup) {
-        for (const job of group) out.set(job.id, { kind: 'unsupported' });
-        continue;
-      }
-      const answers = await backend.cleanup(
-        group.map((job) => backendJob(job, backend)),
-        await context.backendContext(first.profileSnapshot, backend),
-      );
-      for (const job of group) {
-        out.set(
-          job.id,
-          answers.get(job.id) ?? {
-            kind: 'failed',
-            error: { code: 'E_INTERNAL', message: `The ${backend.id} backend gave no answer.` },
-          },
-        );
-      }
-    } catch (error) {
-      failed(error);
+  let timer: NodeJS.Timeout | undefined;
+  const deadline =
+    deadlineMs === undefined
+      ? undefined
+      : new Promise<'late'>((resolve) => {
+          timer = setTimeout(() => resolve('late'), deadlineMs);
+          timer.unref?.();
+        });
+  try {
+    const answers = await Promise.all(
+      [...groups.values()].map(async (group) => {
+        const answer = cleanupGroup(context, group);
+        const first = deadline ? await Promise.race([answer, deadline]) : await answer;
+        if (first !== 'late') return first;
+        const { target } = group[0] as JobRecord;
+        const late: FileOutcome = {
+          kind: 'failed',
+          error: new YonderError(
+            'E_TIMEOUT',
+            `${target} did not answer within ${Math.round((deadlineMs ?? 0) / 1000)} s`,
+          ).toJSON(),
+        };
+        return new Map(group.map((job) => [job.id, late] as const));
+      }),
+    );
+    return new Map(answers.flatMap((answer) => [...answer]));
+  } finally {
+    if (timer) clearTimeout(timer);
+  }
+}
+
+/** The files of one target's jobs removed through its backend, in one call. */
+async function cleanupGroup(
+  context: ManagerContext,
+  group: readonly JobRecord[],
+): Promise<Map<string, FileOutcome>> {
+  const out = new Map<string, FileOutcome>();
+  const first = group[0] as JobRecord;
+  try {
+    const backend = await context.resolveBackend(first.backend, first.profileSnapshot);
+    if (!backend.cleanup) {
+      for (const job of group) out.set(job.id, { kind: 'unsupported' });
+      return out;
     }
+    const answers = await backend.cleanup(
+      group.map((job) => backendJob(job, backend)),
+      await context.backendContext(first.profileSnapshot, backend),
+    );
+    for (const job of group) {
+      out.set(
+        job.id,
+        answers.get(job.id) ?? {
+          kind: 'failed',
+          error: { code: 'E_INTERNAL', message: `The ${backend.id} backend gave no answer.` },
+        },
+      );
+    }
+  } catch (error) {
+    const failure = toYonderError(error, 'E_TRANSPORT').toJSON();
+    for (const job of group) out.set(job.id, { kind: 'failed', error: failure });
   }
   return out;
 }

@@ -255,6 +255,23 @@ describe('JobManager', () => {
     expect(backend.polls).toHaveLength(1);
   });
 
+  it('a shared poll stamped in the future (a process whose clock ran ahead) answers for no one', async () => {
+    const manager = makeManager();
+    await manager.submit({ argv: ['a'] }, { profile: 'q' });
+    await manager.refresh();
+    expect(backend.polls).toHaveLength(1);
+    // Every mark as a process a day ahead would have written it.
+    const tryLease = store.tryLease.bind(store);
+    store.tryLease = async (key, ttlMs) => {
+      const lease = await tryLease(key, ttlMs);
+      if (!lease?.lastCompletedAt) return lease;
+      const ahead = new Date(Date.parse(lease.lastCompletedAt) + 86_400_000).toISOString();
+      return { ...lease, lastCompletedAt: ahead };
+    };
+    await manager.refresh();
+    expect(backend.polls).toHaveLength(2);
+  });
+
   it('refuses unsupported resources and scheduler options only when the backend lacks them', async () => {
     const manager = makeManager();
     await expect(

@@ -263,12 +263,10 @@ export class JobManager {
 
   /**
    * Bring active jobs up to date: for each target, one batched poll, shared with any other
-   * yonder process refreshing the same target at the same time. Then, at most once an hour per
-   * ledger, forget the finished jobs of profiles past their `retentionSeconds` (as `prune`).
+   * yonder process refreshing the same target at the same time.
    */
-  async refresh(options: RefreshOptions = {}): Promise<{ problems: StoreProblemV1[] }> {
-    const { problems } = await refreshJobs(this.context, options);
-    return { problems: [...problems, ...(await sweepRetention(this.context))] };
+  refresh(options: RefreshOptions = {}): Promise<{ problems: StoreProblemV1[] }> {
+    return refreshJobs(this.context, options);
   }
 
   /**
@@ -289,12 +287,19 @@ export class JobManager {
     );
   }
 
-  /** Active jobs plus recent ones (or all), newest first, after a refresh unless told not to. */
+  /**
+   * Active jobs plus recent ones (or all), newest first, after a refresh unless told not to.
+   * The refresh also forgets, at most once an hour per ledger, the finished jobs of profiles past
+   * their `retentionSeconds` (as `prune`), and reports what it could not forget.
+   */
   async list(
     options: ListOptions = {},
   ): Promise<{ jobs: JobRecord[]; problems: StoreProblemV1[] }> {
     const problems: StoreProblemV1[] = [];
-    if (options.refresh ?? true) problems.push(...(await this.refresh()).problems);
+    if (options.refresh ?? true) {
+      problems.push(...(await this.refresh()).problems);
+      problems.push(...(await sweepRetention(this.context)));
+    }
     let jobs: JobRecord[];
     if (options.all) {
       const result = await this.store.listJobs({});

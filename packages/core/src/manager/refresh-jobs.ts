@@ -171,6 +171,9 @@ async function sharedPollCovers(
   const markedAt = Date.parse(listed.lastCompletedAt);
   const completedAt = Date.parse(lease.lastCompletedAt);
   if (!(completedAt > markedAt)) return false;
+  // Marks from the future (a process whose wall clock was ahead, another host's on a shared
+  // ledger) would cover every later caller until the clock caught up: they answer for no one.
+  if (Math.max(markedAt, completedAt) > Date.now() + WRITE_SKEW_MS) return false;
   if (times.listedAt <= markedAt) return true;
   return (
     completedAt > times.begun &&

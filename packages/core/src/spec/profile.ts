@@ -40,8 +40,8 @@ export interface Profile {
   cancelGraceSeconds?: number;
   /**
    * Forget the profile's finished jobs this many seconds after they ended, as `yonder prune`
-   * does (the record, and the job directory on the target); a refresh does it, at most once an
-   * hour per ledger. A job whose files could not be removed is kept and tried again.
+   * does (the record, and the job directory on the target); `JobManager.list` does it, at most
+   * once an hour per ledger. A job whose files could not be removed is kept and tried again.
    */
   retentionSeconds?: number;
   /** The transport's options, validated against the chosen transport's `optionsSchema`. */

@@ -58,11 +58,11 @@ partition=debug (any resource name the backend has no option for) sets a default
 backend cannot honour: refuse the job (the default), warn and leave them out, or ignore them,
 so one command line can serve a local and a Slurm profile.
 
---retention D (90m, 12h, 30d, 2w; at least 60s) makes yonder forget the profile's finished jobs
-that long after they ended, as yonder prune does: the record and the job directory on the
-target. Any refresh (list, status, wait…) does it, at most once an hour; a job whose files
-cannot be removed (its target is down) is kept and tried again. --retention none on edit
-keeps them for ever again, the default.
+--retention D (90m, 12h, 30d, 2w; 60s to 3650d) makes yonder forget the profile's finished
+jobs that long after they ended, as yonder prune does: the record and the job directory on the
+target. yonder list does it, at most once an hour (a thousand jobs at a time, giving the
+targets 10 s); a job whose files cannot be removed (its target is down) is kept and tried
+again, said in a warning. --retention none on edit keeps them for ever again, the default.
 
 Profiles live in the ledger's profiles/ directory and are checked every time they are read:
 one that was edited by hand into something invalid is refused with its file, field and fix.

@@ -135,15 +135,13 @@ export async function applyProfileFlags(
   const grace = numberOption(values['cancel-grace'], 'cancel-grace');
   if (grace !== undefined) profile.cancelGraceSeconds = grace;
   if (values.retention === 'none') delete profile.retentionSeconds;
-  else {
-    const retention = durationOption(values.retention, 'retention');
-    if (retention !== undefined) {
-      if (retention < 60_000 || !Number.isInteger(retention / 1000))
-        throw new UsageError(
-          `--retention must be whole seconds, 60s or more (30d, 2w), or "none", got "${String(values.retention)}".`,
-        );
-      profile.retentionSeconds = retention / 1000;
-    }
+  else if (values.retention !== undefined) {
+    const wrong = `--retention must be a duration from 60s to 3650d in whole seconds (30d, 2w), or "none" to keep jobs for ever; got "${String(values.retention)}".`;
+    if (!/^\d+(?:\.\d+)?[smhdw]?$/.test(String(values.retention))) throw new UsageError(wrong);
+    const retention = durationOption(values.retention, 'retention') as number;
+    if (retention < 60_000 || retention > 315_360_000_000 || !Number.isInteger(retention / 1000))
+      throw new UsageError(wrong);
+    profile.retentionSeconds = retention / 1000;
   }
   if (values.transport !== undefined) profile.transport = String(values.transport);
   // The container flags replace the profile's container; --no-container removes it.
