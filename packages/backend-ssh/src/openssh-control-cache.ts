@@ -3,7 +3,7 @@ import { statSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { UntrustedPathError, YonderError } from '@yonder/core';
-import { parseJson, readPrivateFile, writePrivateFileAtomic } from '@yonder/core/backend-kit';
+import { readCacheEntry, writePrivateFileAtomic } from '@yonder/core/backend-kit';
 import {
   lastLines,
   parseResolved,
@@ -72,16 +72,7 @@ function watchedFiles(stderr: string, config: readonly string[]): string[] | nul
 }
 
 function readEntry(file: string): Entry | null {
-  let text: string | undefined;
-  try {
-    text = readPrivateFile(file, MAX_ENTRY_BYTES);
-  } catch {
-    return null; // a link, another owner, too large: not ours, so not used
-  }
-  if (text === undefined) return null;
-  const parsed = parseJson(text);
-  if (!parsed.ok) return null;
-  const value = parsed.value as Partial<Entry> | null;
+  const value = readCacheEntry(file, MAX_ENTRY_BYTES) as Partial<Entry> | null;
   if (
     typeof value !== 'object' ||
     value === null ||
