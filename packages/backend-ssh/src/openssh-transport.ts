@@ -10,7 +10,6 @@ import {
   type TransportV1,
   YonderError,
 } from '@yonder/core';
-import { userControlSettings } from './openssh-control-cache.js';
 import {
   configArguments,
   controlArguments,
@@ -25,6 +24,7 @@ import {
   type SshProgram,
   type SshResolved,
 } from './openssh-control.js';
+import { userControlSettings } from './openssh-control-cache.js';
 import {
   type OpensshSettings,
   OpensshTransportOptionsSchema,

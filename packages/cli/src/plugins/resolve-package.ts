@@ -56,9 +56,9 @@ async function resolveFrom(
   const parent = pathToFileURL(join(resolve(directory), 'yonder-plugin-resolution.js')).href;
   // From the directory `own` stands for, Node resolves the name itself, exactly as from `parent`.
   const fromOwn = own !== undefined && resolve(own.directory) === resolve(directory);
-  const resolveElsewhere = fromOwn
-    ? null
-    : await (importMetaResolve ??= import('import-meta-resolve').then((module) => module.resolve));
+  if (!fromOwn && importMetaResolve === undefined)
+    importMetaResolve = import('import-meta-resolve').then((module) => module.resolve);
+  const resolveElsewhere = fromOwn ? null : await importMetaResolve;
   let url: string;
   try {
     url = resolveElsewhere ? resolveElsewhere(name, parent) : (own as OwnResolution).resolve(name);
