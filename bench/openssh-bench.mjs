@@ -78,7 +78,7 @@ export async function opensshCase({ root, bin, record, say, median }) {
         transport,
       );
     cli('openssh', 'connect', 'p');
-    const route = JSON.parse(cli('openssh', 'profile', 'check', 'p', '--json')).result.route;
+    const route = JSON.parse(cli('openssh', 'profile', 'check', 'p', '--json')).result.transport;
     const jobs = {
       openssh: cli('openssh', 'submit', '--profile', 'p', '--', 'sleep', '600'),
       ssh2: cli('ssh2', 'submit', '--profile', 'p', '--', 'sleep', '600'),

@@ -7,6 +7,8 @@ export default defineConfig({
   format: ['esm'],
   dts: true,
   clean: true,
+  // The ssh2 transport's connection code (and ssh2 itself) is a chunk of its own, loaded on first use.
+  splitting: true,
   sourcemap: true,
   target: 'node20',
   define: { __PACKAGE_VERSION__: JSON.stringify(packageJson.version) },

@@ -131,6 +131,15 @@ export function controlArguments(
   return args;
 }
 
+/** Where `userControlSettings` keeps its answer for a host: beside the host's sockets, named by the same key. */
+export function controlSettingsFile(
+  host: string,
+  settings: OpensshSettings,
+  env: NodeJS.ProcessEnv,
+): string {
+  return join(controlDirectory(env), `${trustKey(host, settings)}-settings.json`);
+}
+
 /**
  * What besides `%C` (this host, host name, port, user) tells masters apart: the alias and the
  * config file the login was checked by, and whether new host keys were accepted. Two aliases of

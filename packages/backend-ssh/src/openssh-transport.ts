@@ -13,6 +13,7 @@ import {
 import {
   configArguments,
   controlArguments,
+  controlSettingsFile,
   exitMaster,
   isSessionRefused,
   lastLines,
@@ -23,6 +24,7 @@ import {
   type SshProgram,
   type SshResolved,
 } from './openssh-control.js';
+import { userControlSettings } from './openssh-control-cache.js';
 import {
   type OpensshSettings,
   OpensshTransportOptionsSchema,
@@ -94,11 +96,19 @@ export class OpensshTransport implements TransportV1 {
     this.sessions = new SessionLimit(this.settings.maxChannels ?? DEFAULT_MAX_CHANNELS);
   }
 
-  /** The options of every call, from `ssh -G` once (the user's own ControlPath is kept). */
+  /**
+   * The options of every call, from the user's own control settings (`ssh -G`, kept a minute
+   * between processes while the config files stay as they were): the user's ControlPath is kept.
+   */
   private arguments(): Promise<string[]> {
     this.base ??= (async () => {
       const config = configArguments(this.settings, this.ssh.env);
-      const user = await resolveWithSsh(this.ssh, config, this.host);
+      const user = await userControlSettings(
+        this.ssh,
+        config,
+        this.host,
+        controlSettingsFile(this.host, this.settings, this.ssh.env),
+      );
       return [
         ...config,
         ...controlArguments(this.host, user, this.settings, this.ssh.env),

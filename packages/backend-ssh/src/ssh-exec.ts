@@ -1,6 +1,7 @@
 /** One command over an open SSH connection (ssh2): the invocation every login shell passes unchanged, and its exec with time limit, abort and bounded output. */
 import { getErrorMessage, type RunOptionsV1, type RunResultV1, YonderError } from '@yonder/core';
-import ssh2, { type ClientChannel } from 'ssh2';
+import type ssh2 from 'ssh2';
+import type { ClientChannel } from 'ssh2';
 import {
   DEFAULT_MAX_OUTPUT,
   DEFAULT_TIMEOUT_MS,
@@ -11,8 +12,7 @@ import {
   remoteInvocation,
 } from './remote-invocation.js';
 
-const { Client } = ssh2;
-type Client = InstanceType<typeof Client>;
+type Client = InstanceType<typeof ssh2.Client>;
 
 export { DEFAULT_MAX_OUTPUT, DEFAULT_TIMEOUT_MS, NOT_FOUND_MARK };
 export const DEFAULT_MAX_CHANNELS = 8;

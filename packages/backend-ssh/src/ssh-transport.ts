@@ -11,7 +11,6 @@ import {
 } from '@yonder/core';
 import { SessionLimit } from './session-limit.js';
 import type { ResolvedHost, ResolveOptions } from './ssh-config.js';
-import { openRoute } from './ssh-connect.js';
 import {
   ChannelNotOpened,
   type Connection,
@@ -145,6 +144,9 @@ export class SshTransport implements TransportV1 {
 
   private async open(): Promise<Connection> {
     try {
+      // ssh2 (about 100 ms of module loading) is loaded only when a connection is opened, so a
+      // process that never uses this transport never pays for it.
+      const { openRoute } = await import('./ssh-connect.js');
       const opened = await openRoute(this.route(), {
         acceptNewHostKeys: this.settings.acceptNewHostKeys === true,
         env: this.env,

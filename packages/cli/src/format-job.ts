@@ -1,6 +1,6 @@
 /** `--format TEMPLATE` for scripts: `{field}` and `{a.b}` placeholders over a job's JSON record, one line per job. */
 import type { JobRecord } from '@yonder/core';
-import { escapeControlCharacters } from './format-table.js';
+import { escapeControlCharacters } from './escape-control-characters.js';
 import { jobJson } from './output.js';
 import { UsageError } from './usage-error.js';
 

@@ -2,7 +2,7 @@ import { toYonderError, YonderError } from '@yonder/core';
 import { closest } from './args.js';
 import type { Command, CommandContext } from './command.js';
 import { errorText } from './error-text.js';
-import { escapeControlCharacters } from './format-table.js';
+import { escapeControlCharacters } from './escape-control-characters.js';
 import { defaultIo, errorEnvelope, type Io } from './output.js';
 import { createRuntime, type Runtime } from './runtime.js';
 import { SIGPIPE_STATUS } from './stdout-pipe.js';

@@ -2,7 +2,8 @@
 import type { JobRecord, JobState } from '@yonder/core';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { clipToWidth } from './format-table.js';
-import { formatDuration, type Io, jobDetails, jobTable } from './output.js';
+import { jobTable } from './job-table.js';
+import { formatDuration, type Io, jobDetails } from './output.js';
 
 const NOW = new Date('2026-01-02T03:04:05.000Z');
 

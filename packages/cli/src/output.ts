@@ -1,7 +1,7 @@
-/** How the CLI writes: where output goes, colour, the JSON envelope, and jobs as tables and details. */
+/** How the CLI writes: where output goes, colour, the JSON envelope, and jobs in detail (tables are in job-table.ts, which loads the width tables). */
 import type { JobRecord, JobState } from '@yonder/core';
 import { containerLine } from './container-options.js';
-import { escapeControlCharacters, formatTable } from './format-table.js';
+import { escapeControlCharacters } from './escape-control-characters.js';
 import { watchStdout } from './stdout-pipe.js';
 
 /** Where a command writes, and how. Progress and logs go to stderr; results to stdout. */
@@ -83,32 +83,6 @@ export function jobJson(job: JobRecord): Record<string, unknown> {
     ...rest
   } = job;
   return rest;
-}
-
-function age(iso: string, now = Date.now()): string {
-  const seconds = Math.max(0, Math.round((now - Date.parse(iso)) / 1000));
-  if (seconds < 60) return `${seconds}s ago`;
-  if (seconds < 3600) return `${Math.floor(seconds / 60)}m ago`;
-  if (seconds < 86_400) return `${Math.floor(seconds / 3600)}h ago`;
-  return `${Math.floor(seconds / 86_400)}d ago`;
-}
-
-function outcome(job: JobRecord): string {
-  if (job.signal) return job.signal;
-  if (job.exitCode !== null) return String(job.exitCode);
-  return '-';
-}
-
-/** A table of jobs: id, name, profile, state, exit, created; cells cut at 40 columns. */
-export function jobTable(io: Io, jobs: readonly JobRecord[]): string {
-  return formatTable(
-    ['ID', 'NAME', 'PROFILE', 'STATE', 'EXIT', 'CREATED'],
-    jobs.map((job) => [job.id, job.name, job.profile, job.state, outcome(job), age(job.createdAt)]),
-    {
-      maxCellWidth: 40,
-      paint: (cell, column) => (column === 3 ? paintState(io, cell as JobState) : cell),
-    },
-  );
 }
 
 /** Milliseconds as people read a job's run time: `850ms`, `12.3s`, `4m 05s`, `2h 03m`. */

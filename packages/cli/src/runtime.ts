@@ -16,7 +16,12 @@ import {
 import type { PluginKind } from '@yonder/core/backend-kit';
 import { createFsStore, resolveStateDirectory } from '@yonder/store-fs';
 import { readConfig, type UserConfig } from './plugins/config.js';
-import { findPackage, globalModuleDirectories, packageVersion } from './plugins/resolve-package.js';
+import {
+  findPackage,
+  globalModuleDirectories,
+  type OwnResolution,
+  packageVersion,
+} from './plugins/resolve-package.js';
 
 /** The packages yonder ships besides the CLI, and what they provide; installed separately. */
 export const BUNDLED_PLUGINS: ReadonlyArray<{
@@ -47,6 +52,12 @@ export interface Runtime {
 }
 
 const CLI_DIRECTORY = dirname(fileURLToPath(import.meta.url));
+
+/** The bundled packages are found by Node's own resolution from this module, where the runtime has it. */
+const OWN_RESOLUTION: OwnResolution | undefined =
+  typeof import.meta.resolve === 'function'
+    ? { directory: CLI_DIRECTORY, resolve: (specifier) => import.meta.resolve(specifier) }
+    : undefined;
 
 /**
  * Wire the defaults: the file ledger, the local backend and transport; other backends and
@@ -82,7 +93,7 @@ export function createRuntime(env: NodeJS.ProcessEnv): Runtime {
     try {
       // Found where someone else could have put it, unresolvable, or failing as it loads:
       // reported, never loaded, and nothing else stops.
-      const found = findPackage(name, from, globalModuleDirectories(env));
+      const found = await findPackage(name, from, globalModuleDirectories(env), OWN_RESOLUTION);
       if (!found) {
         status = {
           package: name,

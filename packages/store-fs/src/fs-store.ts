@@ -470,10 +470,12 @@ export class FsStore implements StoreV1 {
         try {
           if (options.completed) {
             const info = this.leaseInfoPath(key);
+            // Shared with the processes running now, not kept for after a crash: one lost
+            // means one more poll, so no fsync (two of them were most of a status's writes).
             writePrivateFileAtomic(
               info,
               `${JSON.stringify({ lastCompletedAt: new Date().toISOString() })}\n`,
-              { spare: `${info}.spare` },
+              { spare: `${info}.spare`, sync: false },
             );
             reserveSpareFile(`${info}.spare`, LEASE_INFO_SPARE_BYTES);
           }

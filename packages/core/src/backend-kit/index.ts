@@ -30,6 +30,7 @@ export { chooseTransport } from '../manager/choose-transport.js';
 export { normaliseProfile } from '../manager/normalise-profile.js';
 export { mapPath, mapSettingsPaths } from '../paths/map-paths.js';
 export { cachedProbe } from '../probe/probe-cache.js';
+export { readCacheEntry } from '../probe/read-cache-entry.js';
 export {
   currentProcessIdentity,
   isProcessAlive,

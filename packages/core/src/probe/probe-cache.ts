@@ -2,10 +2,10 @@
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { UntrustedPathError } from '../errors/untrusted-path-error.js';
-import { parseJson } from '../json/parse-json.js';
 import type { ProbeReportV1 } from '../spec/backend/v1/backend-v1.js';
 import { checkTrustedPath, ensureTrustedDirectory } from '../trust/check-trusted-path.js';
-import { readPrivateFile, writePrivateFileAtomic } from '../trust/private-files.js';
+import { writePrivateFileAtomic } from '../trust/private-files.js';
+import { readCacheEntry } from './read-cache-entry.js';
 
 const memory = new Map<string, { at: number; report: ProbeReportV1 }>();
 /** A probe report is a few facts; anything larger is not one of ours. */
@@ -15,16 +15,10 @@ const TRUST = { role: 'the probe cache', type: 'directory' } as const;
 export const FAILED_PROBE_TTL_MS = 5_000;
 
 function readCached(file: string): { at: number; report: ProbeReportV1 } | null {
-  let text: string | undefined;
-  try {
-    text = readPrivateFile(file, MAX_CACHE_BYTES);
-  } catch {
-    return null; // a link, another owner, too large: not ours, so not used
-  }
-  if (text === undefined) return null;
-  const parsed = parseJson(text);
-  if (!parsed.ok) return null;
-  const value = parsed.value as { at?: unknown; report?: { ok?: unknown } } | null;
+  const value = readCacheEntry(file, MAX_CACHE_BYTES) as {
+    at?: unknown;
+    report?: { ok?: unknown };
+  } | null;
   if (
     typeof value !== 'object' ||
     value === null ||

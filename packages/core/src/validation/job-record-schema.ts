@@ -1,10 +1,10 @@
 /** The TypeBox schema of a ledger record, checked on every read so a damaged record is reported, never acted on. */
 import { type TSchema, Type } from '@sinclair/typebox';
-import { type TypeCheck, TypeCompiler } from '@sinclair/typebox/compiler';
 import type { ValidationIssue } from '../errors/validation-error.js';
 import { JOB_STATES } from '../state/job-states.js';
 import { checkSchema, validateProfileFields } from './profile-schema.js';
 import { checkPlainData } from './reserved-keys.js';
+import { createSchemaCheck } from './schema-check.js';
 
 const nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 /** An ISO 8601 time as yonder writes them (`Date.prototype.toISOString`). */
@@ -117,14 +117,14 @@ export const JobRecordSchema = Type.Object({
   revision: Count,
 });
 
+/** The record schema's check, compiled once many records were read (listing a large ledger checks every record). */
+const recordCheck = createSchemaCheck(JobRecordSchema);
+
 /**
  * Everything wrong with a value read as a job record, as dot paths: its schema, its profile
  * snapshot (checked as a profile is), reserved keys and nesting anywhere in it (unless
  * `plainDataChecked` says `parseJson` checked those).
  */
-/** The record schema compiled once, on first use (listing a large ledger checks every record). */
-let recordCheck: TypeCheck<typeof JobRecordSchema> | undefined;
-
 export function validateJobRecord(
   value: unknown,
   options: { plainDataChecked?: boolean } = {},
@@ -135,9 +135,8 @@ export function validateJobRecord(
   // parseJson has walked it already when `plainDataChecked`: once per record is enough.
   const issues = options.plainDataChecked ? [] : checkPlainData(value, '');
   if (issues.length > 0) return issues;
-  // The common case first: a valid record, checked by the compiled schema without collecting errors.
-  recordCheck ??= TypeCompiler.Compile(JobRecordSchema);
-  if (!recordCheck.Check(value)) issues.push(...checkSchema(JobRecordSchema, value));
+  // The common case first: a valid record, checked without collecting errors.
+  if (!recordCheck(value)) issues.push(...checkSchema(JobRecordSchema, value));
   const snapshot = (value as { profileSnapshot?: unknown }).profileSnapshot;
   if (typeof snapshot === 'object' && snapshot !== null) {
     for (const issue of validateProfileFields(snapshot)) {

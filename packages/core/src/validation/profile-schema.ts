@@ -1,10 +1,10 @@
 /** The schema of the fields every profile has, the check of a value against a TypeBox schema as dot-path issues, and the validation of those common fields. */
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
-import { type TypeCheck, TypeCompiler } from '@sinclair/typebox/compiler';
 import { Value, ValueErrorType } from '@sinclair/typebox/value';
 import type { ValidationIssue } from '../errors/validation-error.js';
 import type { Profile } from '../spec/profile.js';
 import { checkPlainData } from './reserved-keys.js';
+import { createSchemaCheck } from './schema-check.js';
 import { validateContainerFields } from './validate-container.js';
 import {
   checkAbsolutePath,
@@ -201,21 +201,20 @@ export function checkSchema(schema: TSchema, value: unknown, prefix = ''): Valid
   });
 }
 
+/** The profile schema's check, compiled once many profiles were checked (every job record holds a profile). */
+const profileCheck = createSchemaCheck(ProfileSchema);
+
 /**
  * Validate the fields every profile has (the backend's own options are checked by the backend).
  * Returns every problem as a dot path and a message that says how to fix it.
  */
-/** The profile schema compiled once, on first use (every job record holds a profile). */
-let profileCheck: TypeCheck<typeof ProfileSchema> | undefined;
-
 export function validateProfileFields(profile: unknown): ValidationIssue[] {
   if (typeof profile !== 'object' || profile === null || Array.isArray(profile)) {
     return [{ path: '', message: 'a profile must be a JSON object' }];
   }
   const reserved = checkPlainData(profile, '');
   if (reserved.length > 0) return reserved;
-  profileCheck ??= TypeCompiler.Compile(ProfileSchema);
-  const issues = profileCheck.Check(profile) ? [] : checkSchema(ProfileSchema, profile);
+  const issues = profileCheck(profile) ? [] : checkSchema(ProfileSchema, profile);
   const value = profile as Partial<Profile>;
   if (typeof value.name === 'string') {
     const text = checkText(value.name, 'name');

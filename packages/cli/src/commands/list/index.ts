@@ -4,7 +4,8 @@ import { isJobState } from '@yonder/core/backend-kit';
 import { parse } from '../../args.js';
 import type { Command } from '../../command.js';
 import { checkFormat, formatJob } from '../../format-job.js';
-import { envelope, jobJson, jobTable, warnUnreachable } from '../../output.js';
+import { jobTable } from '../../job-table.js';
+import { envelope, jobJson, warnUnreachable } from '../../output.js';
 import { UsageError } from '../../usage-error.js';
 import { watchList } from './list-watch.js';
 

@@ -2,7 +2,8 @@
 import type { JobRecord, ListOptions } from '@yonder/core';
 import { isTerminal } from '@yonder/core/backend-kit';
 import type { CommandContext } from '../../command.js';
-import { jobJson, jobTable, paintState } from '../../output.js';
+import { jobTable } from '../../job-table.js';
+import { jobJson, paintState } from '../../output.js';
 
 /** Clear the screen and go home, as `watch(1)` redraws. */
 const REDRAW = '\u001b[H\u001b[2J';
