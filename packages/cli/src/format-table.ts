@@ -39,32 +39,68 @@ export function clipToWidth(text: string, width: number): string {
   return `${kept}…`;
 }
 
+/** A table laid out: its header line, and the lines of any run of its rows. */
+export interface TableLayout {
+  readonly header: string;
+  /** Rows `from` to `to` (not included), each line ending in a newline. */
+  lines(from: number, to: number): string;
+}
+
 /**
  * A header and rows as lines of columns two spaces apart, each padded to its widest cell by
- * display width; the last column is not padded. Control characters are shown escaped.
+ * display width; the last column is not padded. Control characters are shown escaped. The
+ * widths are measured once, so the lines can be written a run at a time.
  */
-export function formatTable(
+export function layoutTable(
   header: readonly string[],
   rows: ReadonlyArray<readonly string[]>,
   options: TableOptions = {},
-): string {
+): TableLayout {
   const clean = (cell: string): string => {
     const text = escapeControlCharacters(cell);
     return options.maxCellWidth === undefined ? text : clipToWidth(text, options.maxCellWidth);
   };
   const body = rows.map((row) => row.map(clean));
-  const widths = header.map((title, column) =>
-    Math.max(stringWidth(title), ...body.map((row) => stringWidth(row[column] ?? ''))),
-  );
-  const line = (cells: readonly string[], paint: TableOptions['paint']): string =>
-    cells
+  const cellWidths = body.map((row) => row.map((cell) => stringWidth(cell)));
+  // A loop, not Math.max(...): a spread of a long listing's rows would overflow the stack.
+  const widths = header.map((title) => stringWidth(title));
+  for (const row of cellWidths)
+    row.forEach((width, column) => {
+      if (width > (widths[column] as number)) widths[column] = width;
+    });
+  const line = (
+    cells: readonly string[],
+    measured: readonly number[],
+    paint: TableOptions['paint'],
+  ): string =>
+    `${cells
       .map((cell, column) => {
         const shown = paint ? paint(cell, column) : cell;
         if (column === cells.length - 1) return shown;
-        return shown + ' '.repeat((widths[column] as number) - stringWidth(cell));
+        return shown + ' '.repeat((widths[column] as number) - (measured[column] as number));
       })
-      .join('  ');
-  return [line(header, undefined), ...body.map((row) => line(row, options.paint))]
-    .map((text) => `${text}\n`)
-    .join('');
+      .join('  ')}\n`;
+  return {
+    header: line(
+      header,
+      header.map((title) => stringWidth(title)),
+      undefined,
+    ),
+    lines: (from, to) => {
+      let text = '';
+      for (let row = from; row < Math.min(to, body.length); row += 1)
+        text += line(body[row] as string[], cellWidths[row] as number[], options.paint);
+      return text;
+    },
+  };
+}
+
+/** A header and rows as one text: `layoutTable`'s lines, all of them. */
+export function formatTable(
+  header: readonly string[],
+  rows: ReadonlyArray<readonly string[]>,
+  options: TableOptions = {},
+): string {
+  const table = layoutTable(header, rows, options);
+  return table.header + table.lines(0, rows.length);
 }

@@ -1,7 +1,8 @@
 /** How the CLI writes: where output goes, colour, the JSON envelope, and jobs as tables and details. */
 import type { JobRecord, JobState } from '@yonder/core';
+import { listedJob } from '@yonder/core/backend-kit';
 import { containerLine } from './container-options.js';
-import { escapeControlCharacters, formatTable } from './format-table.js';
+import { escapeControlCharacters, layoutTable } from './format-table.js';
 import { watchStdout } from './stdout-pipe.js';
 
 /** Where a command writes, and how. Progress and logs go to stderr; results to stdout. */
@@ -75,14 +76,7 @@ export function errorEnvelope(code: string, message: string): string {
 
 /** A job for JSON output: the ledger record without internal bookkeeping (nor the kept log tail). */
 export function jobJson(job: JobRecord): Record<string, unknown> {
-  const {
-    revision: _revision,
-    submitter: _submitter,
-    misses: _misses,
-    logTail: _logTail,
-    ...rest
-  } = job;
-  return rest;
+  return listedJob(job);
 }
 
 function age(iso: string, now = Date.now()): string {
@@ -93,22 +87,51 @@ function age(iso: string, now = Date.now()): string {
   return `${Math.floor(seconds / 86_400)}d ago`;
 }
 
-function outcome(job: JobRecord): string {
+/** What a table of jobs shows of each. */
+export type TableJob = Pick<
+  JobRecord,
+  'id' | 'name' | 'profile' | 'state' | 'exitCode' | 'signal' | 'createdAt'
+>;
+
+function outcome(job: TableJob): string {
   if (job.signal) return job.signal;
   if (job.exitCode !== null) return String(job.exitCode);
   return '-';
 }
 
-/** A table of jobs: id, name, profile, state, exit, created; cells cut at 40 columns. */
-export function jobTable(io: Io, jobs: readonly JobRecord[]): string {
-  return formatTable(
+/**
+ * A table of jobs (id, name, profile, state, exit, created; cells cut at 40 columns), a run of
+ * `rowsPerPiece` rows at a time: a long listing is written as it is made.
+ */
+export function* jobTablePieces(
+  io: Io,
+  jobs: readonly TableJob[],
+  rowsPerPiece = 1000,
+): Generator<string> {
+  const now = Date.now();
+  const table = layoutTable(
     ['ID', 'NAME', 'PROFILE', 'STATE', 'EXIT', 'CREATED'],
-    jobs.map((job) => [job.id, job.name, job.profile, job.state, outcome(job), age(job.createdAt)]),
+    jobs.map((job) => [
+      job.id,
+      job.name,
+      job.profile,
+      job.state,
+      outcome(job),
+      age(job.createdAt, now),
+    ]),
     {
       maxCellWidth: 40,
       paint: (cell, column) => (column === 3 ? paintState(io, cell as JobState) : cell),
     },
   );
+  yield table.header;
+  for (let from = 0; from < jobs.length; from += rowsPerPiece)
+    yield table.lines(from, from + rowsPerPiece);
+}
+
+/** A table of jobs: id, name, profile, state, exit, created; cells cut at 40 columns. */
+export function jobTable(io: Io, jobs: readonly TableJob[]): string {
+  return [...jobTablePieces(io, jobs)].join('');
 }
 
 /** Milliseconds as people read a job's run time: `850ms`, `12.3s`, `4m 05s`, `2h 03m`. */

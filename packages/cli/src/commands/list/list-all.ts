@@ -1,0 +1,110 @@
+/** `yonder list --all` from the store's listing: every job without holding or parsing every record, written a piece at a time as stdout takes it. */
+import type { JobRecord, ListingEntryV1, ListingV1, StoreProblemV1 } from '@yonder/core';
+import type { CommandContext } from '../../command.js';
+import { formatJob } from '../../format-job.js';
+import { jobTablePieces, warnUnreachable } from '../../output.js';
+import { type ListSelection, type ListShape, sinceAndLimit } from './list-selection.js';
+
+/** Write this much at a time: a piece of output, not the whole listing, is held. */
+const PIECE_BYTES = 1024 * 1024;
+const COMMA = Buffer.from(',');
+
+/** Writes pieces to stdout, each once the reader has taken the last (backpressure). */
+function createPieceWriter(context: CommandContext) {
+  const { io } = context;
+  let pending: Uint8Array[] = [];
+  let size = 0;
+  const flush = async (): Promise<void> => {
+    if (size === 0) return;
+    const data = pending.length === 1 ? (pending[0] as Uint8Array) : Buffer.concat(pending, size);
+    pending = [];
+    size = 0;
+    if (io.write) await io.write(data);
+    else io.stdout(data);
+  };
+  return {
+    closed: (): boolean => io.closed?.aborted ?? false,
+    async add(data: string | Uint8Array): Promise<void> {
+      const bytes = typeof data === 'string' ? Buffer.from(data) : data;
+      pending.push(bytes);
+      size += bytes.length;
+      if (size >= PIECE_BYTES) await flush();
+    },
+    flush,
+  };
+}
+
+/** The entries a selection keeps: its states, its profile, created since, at most `limit`. */
+function select(listing: ListingV1, selection: ListSelection): ListingEntryV1[] {
+  const profile = selection.profile?.toLowerCase();
+  const kept = listing.entries.filter(
+    (entry) =>
+      (!selection.states || selection.states.includes(entry.state)) &&
+      (profile === undefined || entry.profile.toLowerCase() === profile),
+  );
+  return sinceAndLimit(kept, selection);
+}
+
+/**
+ * List every job from `store.listing()`: refreshed first unless told not to, warnings on stderr,
+ * then the table, the JSON document (the same bytes `envelope(jobs.map(jobJson))` makes), a
+ * template's lines or the ids, written as stdout takes them. A closed stdout ends it quietly.
+ */
+export async function listAll(
+  context: CommandContext,
+  selection: ListSelection,
+  shape: ListShape,
+): Promise<number> {
+  const { io, runtime } = context;
+  const { manager } = runtime();
+  const store = manager.store;
+  const problems: StoreProblemV1[] = [];
+  if (selection.refresh) problems.push(...(await manager.refresh()).problems);
+  const listing = await (store.listing as NonNullable<typeof store.listing>).call(
+    store,
+    selection.since === undefined ? {} : { since: selection.since },
+  );
+  try {
+    for (const problem of [...problems, ...listing.problems])
+      io.stderr(`yonder: warning: ${problem.message}\n`);
+    const entries = select(listing, selection);
+    const shown = new Set(entries.map((entry) => entry.id));
+    const active = (await store.listJobs({ activeOnly: true })).jobs;
+    warnUnreachable(io, manager.failingTargets(active.filter((job) => shown.has(job.id))));
+    if (selection.profile && entries.length === 0)
+      await manager
+        .profile(selection.profile)
+        .catch((error: Error) => io.stderr(`yonder: warning: ${error.message}\n`));
+    const out = createPieceWriter(context);
+    if (shape.kind === 'table') {
+      if (entries.length === 0) {
+        io.stderr('No jobs. Submit one with: yonder submit -- COMMAND\n');
+        return 0;
+      }
+      for (const piece of jobTablePieces(io, entries)) {
+        if (out.closed()) return 0;
+        await out.add(piece);
+      }
+    } else if (shape.kind === 'json') {
+      await out.add('{"ok":true,"result":[');
+      for (let n = 0; n < entries.length && !out.closed(); n += 1) {
+        if (n > 0) await out.add(COMMA);
+        await out.add((entries[n] as ListingEntryV1).json());
+      }
+      await out.add(']}\n');
+    } else {
+      for (const entry of entries) {
+        if (out.closed()) return 0;
+        if (shape.kind !== 'format') await out.add(`${entry.id}\n`);
+        else {
+          const job = JSON.parse(Buffer.from(entry.json()).toString('utf8')) as JobRecord;
+          await out.add(formatJob(shape.format, job, io.color));
+        }
+      }
+    }
+    await out.flush();
+    return 0;
+  } finally {
+    listing.close();
+  }
+}

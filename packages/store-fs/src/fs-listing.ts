@@ -1,0 +1,205 @@
+/** The file ledger's listing of its whole history: finished jobs from the listing index while their shard is unchanged, every other job from its record, the index brought up to date as it goes. */
+import { closeSync, fstatSync, lstatSync } from 'node:fs';
+import { join } from 'node:path';
+import type {
+  JobRecord,
+  JobState,
+  ListingEntryV1,
+  ListingOptionsV1,
+  ListingV1,
+  StoreProblemV1,
+} from '@yonder/core';
+import { isTerminal, listedJob, readPrivateFile } from '@yonder/core/backend-kit';
+import { compactIndex } from './compact-index.js';
+import type { LedgerDirectories } from './ledger-directories.js';
+import { openLedgerFile } from './ledger-index.js';
+import {
+  appendBlocks,
+  buildBlock,
+  directoryKey,
+  fileIdentity,
+  type IndexBlock,
+  type IndexedJob,
+  jobLine,
+  LISTING_INDEX,
+  readAt,
+  readBlock,
+  readLine,
+  scanBlocks,
+} from './listing-index.js';
+import { JOB_ID, MAX_RECORD_BYTES, parseJobText, problemLocation, storeError } from './records.js';
+
+/**
+ * A directory or record changed this recently (by the file system's clock) is not indexed:
+ * a change within the same tick of a coarse clock leaves its times as they were, so only a
+ * state that has stood this long is known by its times.
+ */
+const SETTLED_MS = 2000;
+
+/** One entry: from the index (its JSON read back when asked) or from a record just read. */
+class Entry implements ListingEntryV1 {
+  constructor(
+    readonly id: string,
+    readonly name: string,
+    readonly profile: string,
+    readonly state: JobState,
+    readonly exitCode: number | null,
+    readonly signal: string | null,
+    readonly createdAt: string,
+    private readonly source: Buffer | { readonly fd: number; readonly offset: number },
+    private readonly length: number,
+  ) {}
+
+  json(): Uint8Array {
+    if (Buffer.isBuffer(this.source)) return this.source;
+    const bytes = readAt(this.source.fd, this.source.offset, this.length);
+    if (bytes === null) throw new Error(`the listing index ended before job ${this.id}`);
+    return bytes;
+  }
+}
+
+function fromRecord(job: JobRecord, json: Buffer): Entry {
+  const { id, name, profile, state, exitCode, signal, createdAt } = job;
+  return new Entry(id, name, profile, state, exitCode, signal, createdAt, json, json.length);
+}
+
+function fromIndex(job: IndexedJob, fd: number): Entry {
+  const { id, name, profile, state, exitCode, signal, createdAt } = job;
+  const source = { fd, offset: job.jsonOffset };
+  return new Entry(id, name, profile, state, exitCode, signal, createdAt, source, job.jsonLength);
+}
+
+function newest(a: Entry, b: Entry): number {
+  return a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : a.id < b.id ? 1 : -1;
+}
+
+/** Where the listing reads: the state directory and its checked directories. */
+export interface ListingSource {
+  readonly location: string;
+  readonly ledger: LedgerDirectories;
+}
+
+/**
+ * Every job of the ledger, newest first. A shard's latest block in the index is used when the
+ * shard's directory still has the key it had then (no record created, replaced or removed
+ * since); otherwise the shard is read again: a record whose file is the one a block describes
+ * is taken from the block, any other is read (checked as every read is) — and a new block for
+ * the shard is appended when the shard stood still while it was read and has been settled
+ * for `SETTLED_MS`. Unfinished and unreadable jobs are never indexed: their records are read
+ * by every listing, and unreadable ones reported.
+ * @throws UntrustedPathError when the index is a link or not a file of the user's own.
+ */
+export function readListing(source: ListingSource, options: ListingOptionsV1 = {}): ListingV1 {
+  const path = join(source.location, LISTING_INDEX);
+  const fd = openLedgerFile(path);
+  const size = fd === undefined ? 0 : fstatSync(fd).size;
+  const blocks = fd === undefined ? new Map<string, IndexBlock[]>() : scanBlocks(fd, size);
+  const entries: Entry[] = [];
+  const problems: StoreProblemV1[] = [];
+  const kept: IndexBlock[] = [];
+  const fresh: Buffer[] = [];
+  const now = Date.now();
+
+  /** A record read (and checked); undefined when it is gone; a problem when unreadable. */
+  const read = (file: string, id: string): JobRecord | undefined | null => {
+    try {
+      const text = readPrivateFile(file, MAX_RECORD_BYTES);
+      return text === undefined ? undefined : parseJobText(file, text, id);
+    } catch (error) {
+      const failure = storeError('read', file, error);
+      problems.push({ location: problemLocation(failure, file), message: failure.message });
+      return null;
+    }
+  };
+  const readEntry = (file: string, id: string): JobRecord | undefined | null => {
+    const job = read(file, id);
+    if (job) entries.push(fromRecord(job, Buffer.from(JSON.stringify(listedJob(job)))));
+    return job;
+  };
+
+  for (const { shard, dir } of source.ledger.shards(problems)) {
+    const before = lstatSync(dir, { throwIfNoEntry: false });
+    if (!before) continue;
+    const key = directoryKey(before);
+    let latest: { block: IndexBlock; jobs: IndexedJob[] } | undefined;
+    const candidates = fd === undefined ? [] : (blocks.get(shard) ?? []);
+    for (let n = candidates.length - 1; n >= 0 && !latest; n -= 1) {
+      const block = candidates[n] as IndexBlock;
+      const jobs = readBlock(fd as number, block);
+      if (jobs) latest = { block, jobs };
+    }
+    if (latest && latest.block.dirKey === key) {
+      kept.push(latest.block);
+      for (const job of latest.jobs) {
+        if (job.identity === undefined) readEntry(join(dir, `${job.id}.json`), job.id);
+        else entries.push(fromIndex(job, fd as number));
+      }
+      continue;
+    }
+    const known = new Map<string, IndexedJob>();
+    for (const job of latest?.jobs ?? []) if (job.identity !== undefined) known.set(job.id, job);
+    const lines: Buffer[] = [];
+    for (const name of source.ledger.entries(dir)) {
+      if (!name.endsWith('.json') || name.startsWith('.')) continue;
+      const id = name.slice(0, -5);
+      if (!JOB_ID.test(id) || id.slice(0, 2) !== shard) continue;
+      const file = join(dir, name);
+      const info = lstatSync(file, { throwIfNoEntry: false });
+      if (!info) continue;
+      const identity = fileIdentity(info);
+      const old = known.get(id);
+      const line = old && info.isFile() && old.identity === identity ? old : undefined;
+      const bytes = line && readAt(fd as number, line.lineOffset, line.lineLength);
+      if (line && bytes) {
+        entries.push(fromIndex(line, fd as number));
+        lines.push(bytes);
+        continue;
+      }
+      const job = readEntry(file, id);
+      if (job === undefined) continue;
+      const settled = info.mtimeMs < now - SETTLED_MS;
+      const last = entries[entries.length - 1];
+      if (job && isTerminal(job.state) && settled && last?.id === id)
+        lines.push(jobLine(job, identity, last.json() as Buffer));
+      else lines.push(readLine(id));
+    }
+    const after = lstatSync(dir, { throwIfNoEntry: false });
+    if (before.mtimeMs < now - SETTLED_MS && after && directoryKey(after) === key)
+      fresh.push(buildBlock(shard, key, lines));
+  }
+  update(path, fd, size, kept, fresh);
+  const since = options.since === undefined ? undefined : new Date(options.since).toISOString();
+  const shown = since === undefined ? entries : entries.filter((entry) => entry.createdAt >= since);
+  shown.sort(newest);
+  return {
+    entries: shown,
+    problems,
+    close: () => {
+      if (fd !== undefined) closeSync(fd);
+    },
+  };
+}
+
+/**
+ * Append the new blocks, or write the index again when most of it would be blocks no longer
+ * used. The index is a cache: when it cannot be written (a full or read-only disk), listings
+ * stay right and read the records instead.
+ */
+function update(
+  path: string,
+  fd: number | undefined,
+  size: number,
+  kept: readonly IndexBlock[],
+  fresh: readonly Buffer[],
+): void {
+  if (fresh.length === 0) return;
+  const live =
+    kept.reduce((total, block) => total + block.bodyOffset + block.bodyLength - block.start, 0) +
+    fresh.reduce((total, block) => total + block.length, 0);
+  try {
+    if (fd !== undefined && size > 2 * live + 8 * 1024 * 1024) compactIndex(path, fd, kept, fresh);
+    else appendBlocks(path, fresh);
+  } catch {
+    // A cache that could not be written: the next listing reads those records again.
+  }
+}

@@ -1,0 +1,252 @@
+/** The listing index's file format: per shard of the ledger, a checksummed block of what a listing shows of each of its finished jobs, appended, the latest block of a shard counting only while the shard is unchanged. */
+import type { Stats } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
+import { crc32 } from 'node:zlib';
+import type { JobRecord, JobState } from '@yonder/core';
+import { isJobState, writeAll } from '@yonder/core/backend-kit';
+import { checkLedgerFile } from './ledger-index.js';
+import { JOB_ID } from './records.js';
+
+/** The index's name in the state directory. */
+export const LISTING_INDEX = 'listing.index';
+/** A block's header starts a line with this tag (a job line starts with its hex id, never `S`). */
+const TAG = 'S1';
+const HEADER_START = Buffer.from(`\n${TAG}\t`, 'latin1');
+const SHARD = /^[0-9a-f]{2}$/;
+const KEY = /^[0-9.:]+$/;
+const CRC = /^[0-9a-f]{8}$/;
+const TAB = 9;
+const NEWLINE = 10;
+
+/** One shard's block: the shard's jobs as they were while its directory had the key `dirKey`. */
+export interface IndexBlock {
+  readonly shard: string;
+  readonly dirKey: string;
+  /** Where the block starts (its leading newline) and its body, in the file. */
+  readonly start: number;
+  readonly bodyOffset: number;
+  readonly bodyLength: number;
+  readonly crc: number;
+}
+
+/** A job line of a block: a finished job's fields and JSON, or (no identity) "read its record". */
+export interface IndexedJob {
+  readonly id: string;
+  /** The record file's identity when the line was made; absent: the record must be read. */
+  readonly identity?: string;
+  readonly createdAt: string;
+  readonly state: JobState;
+  readonly exitCode: number | null;
+  readonly signal: string | null;
+  readonly name: string;
+  readonly profile: string;
+  /** Where its JSON and its whole line are in the file. */
+  readonly jsonOffset: number;
+  readonly jsonLength: number;
+  readonly lineOffset: number;
+  readonly lineLength: number;
+}
+
+/**
+ * A file's identity as `lstat` sees it: inode, size, modification and change times. A record
+ * is replaced by a new file renamed into place, and a change time cannot be set back.
+ */
+export function fileIdentity(info: Stats): string {
+  return `${info.ino}:${info.size}:${info.mtimeMs}:${info.ctimeMs}`;
+}
+
+/** A directory's identity: any file created, renamed in or removed changes its times. */
+export function directoryKey(info: Stats): string {
+  return `${info.ino}:${info.mtimeMs}:${info.ctimeMs}`;
+}
+
+/** Read `length` bytes at `offset`; null when the file is shorter. */
+export function readAt(fd: number, offset: number, length: number): Buffer | null {
+  const buffer = Buffer.allocUnsafe(length);
+  let done = 0;
+  while (done < length) {
+    const count = readSync(fd, buffer, done, length - done, offset + done);
+    if (count === 0) return null;
+    done += count;
+  }
+  return buffer;
+}
+
+function parseHeader(text: string, start: number, bodyOffset: number): IndexBlock | undefined {
+  const [tag, shard, dirKey, length, crc, ...rest] = text.split('\t');
+  if (tag !== TAG || rest.length > 0 || !shard || !SHARD.test(shard) || !dirKey) return undefined;
+  if (!KEY.test(dirKey) || !length || !/^[0-9]{1,10}$/.test(length) || !crc || !CRC.test(crc))
+    return undefined;
+  return {
+    shard,
+    dirKey,
+    start,
+    bodyOffset,
+    bodyLength: Number(length),
+    crc: Number.parseInt(crc, 16),
+  };
+}
+
+/** The offset of the next block header at or after `from`, or -1. */
+function nextHeader(fd: number, from: number, size: number): number {
+  const chunk = Buffer.allocUnsafe(64 * 1024);
+  for (let at = from; at < size; at += chunk.length - HEADER_START.length) {
+    const count = readSync(fd, chunk, 0, Math.min(chunk.length, size - at), at);
+    const found = chunk.subarray(0, count).indexOf(HEADER_START);
+    if (found >= 0) return at + found;
+    if (at + count >= size) return -1;
+  }
+  return -1;
+}
+
+/**
+ * Every well-formed block header, by shard in file order, jumping from one block to the next;
+ * after a torn or foreign stretch, reading on at the next header. Bodies are not read.
+ */
+export function scanBlocks(fd: number, size: number): Map<string, IndexBlock[]> {
+  const blocks = new Map<string, IndexBlock[]>();
+  const head = Buffer.allocUnsafe(256);
+  let at = nextHeader(fd, 0, size);
+  while (at >= 0 && at < size) {
+    const count = readSync(fd, head, 0, Math.min(head.length, size - at), at);
+    const end = head.subarray(0, count).indexOf(NEWLINE, 1);
+    const block =
+      end > 0 ? parseHeader(head.toString('latin1', 1, end), at, at + end + 1) : undefined;
+    if (block && block.bodyOffset + block.bodyLength <= size) {
+      const list = blocks.get(block.shard) ?? [];
+      list.push(block);
+      blocks.set(block.shard, list);
+      at = nextHeader(fd, block.bodyOffset + block.bodyLength, size);
+    } else {
+      at = nextHeader(fd, at + 1, size);
+    }
+  }
+  return blocks;
+}
+
+const QUOTE = 34;
+const BACKSLASH = 92;
+
+/** A JSON string field: the common case without escapes read as it is, the rest parsed. */
+function decodeString(body: Buffer, from: number, to: number): string {
+  const plain = to - from >= 2 && body[from] === QUOTE && body[to - 1] === QUOTE;
+  let escaped = !plain;
+  let ascii = true;
+  for (let at = from + 1; at < to - 1 && !escaped; at += 1) {
+    const byte = body[at] as number;
+    escaped = byte === BACKSLASH;
+    ascii &&= byte < 0x80;
+  }
+  // latin1 is UTF-8 for ASCII, and much quicker to decode.
+  if (!escaped) return body.toString(ascii ? 'latin1' : 'utf8', from + 1, to - 1);
+  const value: unknown = JSON.parse(body.toString('utf8', from, to));
+  if (typeof value !== 'string') throw new Error('not a string');
+  return value;
+}
+
+/** The jobs of a block whose checksum holds, or undefined (a torn, damaged or foreign block). */
+export function readBlock(fd: number, block: IndexBlock): IndexedJob[] | undefined {
+  const body = readAt(fd, block.bodyOffset, block.bodyLength);
+  if (body === null || crc32(body) !== block.crc) return undefined;
+  const jobs: IndexedJob[] = [];
+  const tabs: number[] = [];
+  try {
+    for (let start = 0; start < body.length; ) {
+      const end = body.indexOf(NEWLINE, start);
+      if (end < 0) return undefined;
+      tabs.length = 0;
+      for (let at = start; tabs.length < 8; ) {
+        const tab = body.indexOf(TAB, at);
+        if (tab < 0 || tab > end) break;
+        tabs.push(tab);
+        at = tab + 1;
+      }
+      const id = body.toString('latin1', start, tabs[0] ?? end);
+      if (!JOB_ID.test(id) || id.slice(0, 2) !== block.shard) return undefined;
+      const field = (n: number): [number, number] => [
+        (tabs[n - 1] as number) + 1,
+        (tabs[n] as number | undefined) ?? end,
+      ];
+      const line = { lineOffset: block.bodyOffset + start, lineLength: end + 1 - start };
+      if (tabs.length === 1 && body.toString('latin1', ...field(1)) === '-') {
+        jobs.push({ ...NOT_INDEXED, id, ...line, jsonOffset: 0, jsonLength: 0 });
+      } else if (tabs.length === 8) {
+        const state = body.toString('latin1', ...field(3));
+        const exit = body.toString('latin1', ...field(4));
+        const signal = field(5);
+        if (!isJobState(state) || !/^(-?[0-9]{1,10})?$/.test(exit)) return undefined;
+        const [jsonStart] = field(8);
+        jobs.push({
+          id,
+          identity: body.toString('latin1', ...field(1)),
+          createdAt: decodeString(body, ...field(2)),
+          state,
+          exitCode: exit === '' ? null : Number(exit),
+          signal: signal[0] === signal[1] ? null : decodeString(body, ...signal),
+          name: decodeString(body, ...field(6)),
+          profile: decodeString(body, ...field(7)),
+          jsonOffset: block.bodyOffset + jsonStart,
+          jsonLength: end - jsonStart,
+          ...line,
+        });
+      } else return undefined;
+      start = end + 1;
+    }
+  } catch {
+    return undefined;
+  }
+  return jobs;
+}
+
+const NOT_INDEXED = {
+  createdAt: '',
+  state: 'unknown',
+  exitCode: null,
+  signal: null,
+  name: '',
+  profile: '',
+} as const;
+
+/** A finished job's line: its record file's identity, what a listing shows, and its JSON. */
+export function jobLine(job: JobRecord, identity: string, json: Buffer): Buffer {
+  const fields = [
+    job.id,
+    identity,
+    JSON.stringify(job.createdAt),
+    job.state,
+    job.exitCode === null ? '' : String(job.exitCode),
+    job.signal === null ? '' : JSON.stringify(job.signal),
+    JSON.stringify(job.name),
+    JSON.stringify(job.profile),
+  ];
+  return Buffer.concat([Buffer.from(`${fields.join('\t')}\t`), json, Buffer.from('\n')]);
+}
+
+/** The line of a job whose record every listing reads (not finished, unreadable, or just written). */
+export function readLine(id: string): Buffer {
+  return Buffer.from(`${id}\t-\n`, 'latin1');
+}
+
+/** A shard's block: a header with its directory's key, its body's length and checksum. */
+export function buildBlock(shard: string, dirKey: string, lines: readonly Buffer[]): Buffer {
+  const body = Buffer.concat(lines);
+  const crc = crc32(body).toString(16).padStart(8, '0');
+  const header = `\n${TAG}\t${shard}\t${dirKey}\t${body.length}\t${crc}\n`;
+  return Buffer.concat([Buffer.from(header, 'latin1'), body]);
+}
+
+const APPEND = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW;
+
+/**
+ * Append blocks, each in one write: concurrent appenders never split one another's (and a torn
+ * one fails its checksum). Never through a link, never to a file that is not the user's own.
+ */
+export function appendBlocks(path: string, blocks: readonly Buffer[]): void {
+  const fd = openSync(path, APPEND, 0o600);
+  try {
+    checkLedgerFile(path, fstatSync(fd));
+    for (const block of blocks) writeAll(fd, block);
+  } finally {
+    closeSync(fd);
+  }
+}
