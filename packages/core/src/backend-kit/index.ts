@@ -57,7 +57,6 @@ export {
 export { sliceLog, tailLinesStart } from '../remote/slice-log.js';
 export { renderEnvFile } from '../shell/render-env-file.js';
 export { shJoin, shQuote } from '../shell/sh-quote.js';
-export { listedJob } from '../store/listed-job.js';
 export type { CleanupOutcomeV1 } from '../spec/backend/v1/backend-v1.js';
 export {
   CONTAINER_RUNTIMES,
@@ -79,6 +78,7 @@ export {
   normaliseState,
   type StateDialect,
 } from '../state/normalise-state.js';
+export { listedJob } from '../store/listed-job.js';
 export {
   checkTemplate,
   type ParsedTemplate,
