@@ -9,7 +9,10 @@ import { watchStdout } from './stdout-pipe.js';
 export interface Io {
   stdout: (text: string | Uint8Array) => void;
   stderr: (text: string) => void;
-  /** Write to stdout and wait until it can take more (backpressure); default: `stdout`. */
+  /**
+   * Write to stdout and wait until it can take more (backpressure); default: `stdout`. Done
+   * with `data` once it resolves.
+   */
   write?: (data: string | Uint8Array) => Promise<void>;
   /** Aborted when stdout's reader has gone (EPIPE): the command stops and ends quietly. */
   closed?: AbortSignal;

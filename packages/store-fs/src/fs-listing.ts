@@ -22,7 +22,8 @@ import {
   type IndexedJob,
   jobLine,
   LISTING_INDEX,
-  readAt,
+  lineIdentity,
+  type ReadBlock,
   readBlock,
   readLine,
   scanBlocks,
@@ -36,40 +37,41 @@ import { JOB_ID, MAX_RECORD_BYTES, parseJobText, problemLocation, storeError } f
  */
 const SETTLED_MS = 2000;
 
-/** One entry: from the index (its JSON read back when asked) or from a record just read. */
-class Entry implements ListingEntryV1 {
-  constructor(
-    readonly id: string,
-    readonly name: string,
-    readonly profile: string,
-    readonly state: JobState,
-    readonly exitCode: number | null,
-    readonly signal: string | null,
-    readonly createdAt: string,
-    private readonly source: Buffer | { readonly fd: number; readonly offset: number },
-    private readonly length: number,
-  ) {}
+/** A job's entry from its record, just read: its JSON made from it. */
+class RecordEntry implements ListingEntryV1 {
+  readonly id: string;
+  readonly name: string;
+  readonly profile: string;
+  readonly state: JobState;
+  readonly exitCode: number | null;
+  readonly signal: string | null;
+  readonly createdAt: string;
 
-  json(): Uint8Array {
-    if (Buffer.isBuffer(this.source)) return this.source;
-    const bytes = readAt(this.source.fd, this.source.offset, this.length);
-    if (bytes === null) throw new Error(`the listing index ended before job ${this.id}`);
-    return bytes;
+  constructor(
+    job: JobRecord,
+    private readonly bytes: Buffer,
+  ) {
+    ({
+      id: this.id,
+      name: this.name,
+      profile: this.profile,
+      state: this.state,
+      exitCode: this.exitCode,
+      signal: this.signal,
+      createdAt: this.createdAt,
+    } = job);
+  }
+
+  json(): Buffer {
+    return this.bytes;
   }
 }
 
-function fromRecord(job: JobRecord, json: Buffer): Entry {
-  const { id, name, profile, state, exitCode, signal, createdAt } = job;
-  return new Entry(id, name, profile, state, exitCode, signal, createdAt, json, json.length);
-}
-
-function fromIndex(job: IndexedJob, fd: number): Entry {
-  const { id, name, profile, state, exitCode, signal, createdAt } = job;
-  const source = { fd, offset: job.jsonOffset };
-  return new Entry(id, name, profile, state, exitCode, signal, createdAt, source, job.jsonLength);
-}
-
-function newest(a: Entry, b: Entry): number {
+/** Newest first, ties by id, as `listJobs` orders. */
+function newest(
+  a: { createdAt: string; id: string },
+  b: { createdAt: string; id: string },
+): number {
   return a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : a.id < b.id ? 1 : -1;
 }
 
@@ -94,7 +96,7 @@ export function readListing(source: ListingSource, options: ListingOptionsV1 = {
   const fd = openLedgerFile(path);
   const size = fd === undefined ? 0 : fstatSync(fd).size;
   const blocks = fd === undefined ? new Map<string, IndexBlock[]>() : scanBlocks(fd, size);
-  const entries: Entry[] = [];
+  const entries: ListingEntryV1[] = [];
   const problems: StoreProblemV1[] = [];
   const kept: IndexBlock[] = [];
   const fresh: Buffer[] = [];
@@ -113,7 +115,7 @@ export function readListing(source: ListingSource, options: ListingOptionsV1 = {
   };
   const readEntry = (file: string, id: string): JobRecord | undefined | null => {
     const job = read(file, id);
-    if (job) entries.push(fromRecord(job, Buffer.from(JSON.stringify(listedJob(job)))));
+    if (job) entries.push(new RecordEntry(job, Buffer.from(JSON.stringify(listedJob(job)))));
     return job;
   };
 
@@ -121,24 +123,24 @@ export function readListing(source: ListingSource, options: ListingOptionsV1 = {
     const before = lstatSync(dir, { throwIfNoEntry: false });
     if (!before) continue;
     const key = directoryKey(before);
-    let latest: { block: IndexBlock; jobs: IndexedJob[] } | undefined;
+    let latest: { block: IndexBlock; read: ReadBlock } | undefined;
     const candidates = fd === undefined ? [] : (blocks.get(shard) ?? []);
     for (let n = candidates.length - 1; n >= 0 && !latest; n -= 1) {
       const block = candidates[n] as IndexBlock;
-      const jobs = readBlock(fd as number, block);
-      if (jobs) latest = { block, jobs };
+      const read = readBlock(fd as number, block);
+      if (read) latest = { block, read };
     }
     if (latest && latest.block.dirKey === key) {
       kept.push(latest.block);
-      for (const job of latest.jobs) {
-        if (job.identity === undefined) readEntry(join(dir, `${job.id}.json`), job.id);
-        else entries.push(fromIndex(job, fd as number));
+      for (const job of latest.read.jobs) {
+        if (!job.indexed) readEntry(join(dir, `${job.id}.json`), job.id);
+        else entries.push(job);
       }
       continue;
     }
     const known = new Map<string, IndexedJob>();
-    for (const job of latest?.jobs ?? []) if (job.identity !== undefined) known.set(job.id, job);
-    const lines: Buffer[] = [];
+    for (const job of latest?.read.jobs ?? []) if (job.indexed) known.set(job.id, job);
+    const lines: Array<{ id: string; createdAt: string; line: Buffer }> = [];
     for (const name of source.ledger.entries(dir)) {
       if (!name.endsWith('.json') || name.startsWith('.')) continue;
       const id = name.slice(0, -5);
@@ -148,24 +150,31 @@ export function readListing(source: ListingSource, options: ListingOptionsV1 = {
       if (!info) continue;
       const identity = fileIdentity(info);
       const old = known.get(id);
-      const line = old && info.isFile() && old.identity === identity ? old : undefined;
-      const bytes = line && readAt(fd as number, line.lineOffset, line.lineLength);
-      if (line && bytes) {
-        entries.push(fromIndex(line, fd as number));
-        lines.push(bytes);
+      if (latest && old && info.isFile() && lineIdentity(latest.read.body, old) === identity) {
+        entries.push(old);
+        const line = latest.read.body.subarray(old.lineStart, old.lineEnd);
+        lines.push({ id, createdAt: old.createdAt, line });
         continue;
       }
       const job = readEntry(file, id);
       if (job === undefined) continue;
       const settled = info.mtimeMs < now - SETTLED_MS;
       const last = entries[entries.length - 1];
-      if (job && isTerminal(job.state) && settled && last?.id === id)
-        lines.push(jobLine(job, identity, last.json() as Buffer));
-      else lines.push(readLine(id));
+      if (job && isTerminal(job.state) && settled && last?.id === id) {
+        const line = jobLine(job, identity, Buffer.from(last.json()));
+        lines.push({ id, createdAt: job.createdAt, line });
+      } else lines.push({ id, createdAt: '', line: readLine(id) });
     }
     const after = lstatSync(dir, { throwIfNoEntry: false });
+    // Newest first in the block, so that a listing's entries come in runs already in order.
     if (before.mtimeMs < now - SETTLED_MS && after && directoryKey(after) === key)
-      fresh.push(buildBlock(shard, key, lines));
+      fresh.push(
+        buildBlock(
+          shard,
+          key,
+          lines.sort(newest).map((line) => line.line),
+        ),
+      );
   }
   update(path, fd, size, kept, fresh);
   const since = options.since === undefined ? undefined : new Date(options.since).toISOString();

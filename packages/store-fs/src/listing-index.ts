@@ -2,8 +2,8 @@
 import type { Stats } from 'node:fs';
 import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import { crc32 } from 'node:zlib';
-import type { JobRecord, JobState } from '@yonder/core';
-import { isJobState, writeAll } from '@yonder/core/backend-kit';
+import type { JobRecord, JobState, ListingEntryV1 } from '@yonder/core';
+import { JOB_STATES, writeAll } from '@yonder/core/backend-kit';
 import { checkLedgerFile } from './ledger-index.js';
 import { JOB_ID } from './records.js';
 
@@ -17,6 +17,8 @@ const KEY = /^[0-9.:]+$/;
 const CRC = /^[0-9a-f]{8}$/;
 const TAB = 9;
 const NEWLINE = 10;
+/** The states by name: a lookup that also gives every entry the same string. */
+const STATES = new Map<string, JobState>(JOB_STATES.map((state) => [state, state]));
 
 /** One shard's block: the shard's jobs as they were while its directory had the key `dirKey`. */
 export interface IndexBlock {
@@ -29,22 +31,75 @@ export interface IndexBlock {
   readonly crc: number;
 }
 
+/** How much of a block is read at a time for the entries' JSON, which come in its order. */
+const WINDOW_BYTES = 64 * 1024;
+
+/**
+ * Reads the JSON of a block's jobs as a listing asks for them, a window of the block at a time
+ * into one buffer. A block's jobs are newest first, as a listing shows them, so each block is
+ * read once, front to back, whatever the order of the blocks.
+ */
+export class BlockReader {
+  private window: Buffer | null = null;
+  private start = 0;
+  private filled = 0;
+
+  constructor(
+    private readonly fd: number,
+    private readonly end: number,
+  ) {}
+
+  /** The bytes at `offset`: a view of the window, until this reader reads again. */
+  read(offset: number, length: number): Buffer {
+    const at = offset - this.start;
+    if (this.window && at >= 0 && at + length <= this.filled)
+      return this.window.subarray(at, at + length);
+    const size = Math.max(length, Math.min(WINDOW_BYTES, this.end - offset));
+    if (!this.window || this.window.length < size) this.window = Buffer.allocUnsafe(size);
+    let done = 0;
+    while (done < size) {
+      const count = readSync(this.fd, this.window, done, size - done, offset + done);
+      if (count === 0) throw new Error('the listing index ended before a job it holds');
+      done += count;
+    }
+    this.start = offset;
+    this.filled = size;
+    return this.window.subarray(0, length);
+  }
+}
+
 /** A job line of a block: a finished job's fields and JSON, or (no identity) "read its record". */
-export interface IndexedJob {
-  readonly id: string;
-  /** The record file's identity when the line was made; absent: the record must be read. */
-  readonly identity?: string;
-  readonly createdAt: string;
-  readonly state: JobState;
-  readonly exitCode: number | null;
-  readonly signal: string | null;
-  readonly name: string;
-  readonly profile: string;
-  /** Where its JSON and its whole line are in the file. */
-  readonly jsonOffset: number;
-  readonly jsonLength: number;
-  readonly lineOffset: number;
-  readonly lineLength: number;
+export class IndexedJob implements ListingEntryV1 {
+  constructor(
+    readonly id: string,
+    /** Whether it is indexed; false: its record must be read. */
+    readonly indexed: boolean,
+    readonly createdAt: string,
+    readonly state: JobState,
+    readonly exitCode: number | null,
+    readonly signal: string | null,
+    readonly name: string,
+    readonly profile: string,
+    /** Its line in the block's body, and its record file's identity there. */
+    readonly lineStart: number,
+    readonly identityEnd: number,
+    readonly lineEnd: number,
+    private readonly reader: BlockReader | null,
+    /** Its JSON in the file. */
+    private readonly jsonOffset: number,
+    private readonly jsonLength: number,
+  ) {}
+
+  json(): Uint8Array {
+    if (!this.reader) throw new Error(`job ${this.id} is not indexed`);
+    return this.reader.read(this.jsonOffset, this.jsonLength);
+  }
+}
+
+/** A block read back: its body (until the next block is read) and its jobs, newest first. */
+export interface ReadBlock {
+  readonly body: Buffer;
+  readonly jobs: IndexedJob[];
 }
 
 /**
@@ -144,10 +199,37 @@ function decodeString(body: Buffer, from: number, to: number): string {
   return value;
 }
 
-/** The jobs of a block whose checksum holds, or undefined (a torn, damaged or foreign block). */
-export function readBlock(fd: number, block: IndexBlock): IndexedJob[] | undefined {
-  const body = readAt(fd, block.bodyOffset, block.bodyLength);
-  if (body === null || crc32(body) !== block.crc) return undefined;
+let scratch = Buffer.allocUnsafe(0);
+const interned = new Map<string, string>();
+
+/** One string for each name, profile or signal, however many jobs share it. */
+function intern(text: string): string {
+  const known = interned.get(text);
+  if (known !== undefined) return known;
+  if (interned.size < 10_000) interned.set(text, text);
+  return text;
+}
+
+/** The record identity of an indexed job's line, from the body its block was read into. */
+export function lineIdentity(body: Buffer, job: IndexedJob): string {
+  return body.toString('latin1', job.id.length + 1 + job.lineStart, job.identityEnd);
+}
+
+/**
+ * The jobs of a block whose checksum holds, or undefined (a torn, damaged or foreign block).
+ * Its body is read into one buffer used again for the next block.
+ */
+export function readBlock(fd: number, block: IndexBlock): ReadBlock | undefined {
+  if (scratch.length < block.bodyLength) scratch = Buffer.allocUnsafe(block.bodyLength);
+  const body = scratch.subarray(0, block.bodyLength);
+  let done = 0;
+  while (done < body.length) {
+    const count = readSync(fd, body, done, body.length - done, block.bodyOffset + done);
+    if (count === 0) return undefined;
+    done += count;
+  }
+  if (crc32(body) !== block.crc) return undefined;
+  const reader = new BlockReader(fd, block.bodyOffset + block.bodyLength);
   const jobs: IndexedJob[] = [];
   const tabs: number[] = [];
   try {
@@ -167,45 +249,57 @@ export function readBlock(fd: number, block: IndexBlock): IndexedJob[] | undefin
         (tabs[n - 1] as number) + 1,
         (tabs[n] as number | undefined) ?? end,
       ];
-      const line = { lineOffset: block.bodyOffset + start, lineLength: end + 1 - start };
       if (tabs.length === 1 && body.toString('latin1', ...field(1)) === '-') {
-        jobs.push({ ...NOT_INDEXED, id, ...line, jsonOffset: 0, jsonLength: 0 });
+        jobs.push(
+          new IndexedJob(
+            id,
+            false,
+            '',
+            'unknown',
+            null,
+            null,
+            '',
+            '',
+            start,
+            0,
+            end + 1,
+            null,
+            0,
+            0,
+          ),
+        );
       } else if (tabs.length === 8) {
-        const state = body.toString('latin1', ...field(3));
+        const state = STATES.get(body.toString('latin1', ...field(3)));
         const exit = body.toString('latin1', ...field(4));
         const signal = field(5);
-        if (!isJobState(state) || !/^(-?[0-9]{1,10})?$/.test(exit)) return undefined;
+        if (state === undefined || !/^(-?[0-9]{1,10})?$/.test(exit)) return undefined;
         const [jsonStart] = field(8);
-        jobs.push({
-          id,
-          identity: body.toString('latin1', ...field(1)),
-          createdAt: decodeString(body, ...field(2)),
-          state,
-          exitCode: exit === '' ? null : Number(exit),
-          signal: signal[0] === signal[1] ? null : decodeString(body, ...signal),
-          name: decodeString(body, ...field(6)),
-          profile: decodeString(body, ...field(7)),
-          jsonOffset: block.bodyOffset + jsonStart,
-          jsonLength: end - jsonStart,
-          ...line,
-        });
+        jobs.push(
+          new IndexedJob(
+            id,
+            true,
+            decodeString(body, ...field(2)),
+            state,
+            exit === '' ? null : Number(exit),
+            signal[0] === signal[1] ? null : intern(decodeString(body, ...signal)),
+            intern(decodeString(body, ...field(6))),
+            intern(decodeString(body, ...field(7))),
+            start,
+            field(1)[1],
+            end + 1,
+            reader,
+            block.bodyOffset + jsonStart,
+            end - jsonStart,
+          ),
+        );
       } else return undefined;
       start = end + 1;
     }
   } catch {
     return undefined;
   }
-  return jobs;
+  return { body, jobs };
 }
-
-const NOT_INDEXED = {
-  createdAt: '',
-  state: 'unknown',
-  exitCode: null,
-  signal: null,
-  name: '',
-  profile: '',
-} as const;
 
 /** A finished job's line: its record file's identity, what a listing shows, and its JSON. */
 export function jobLine(job: JobRecord, identity: string, json: Buffer): Buffer {

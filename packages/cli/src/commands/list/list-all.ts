@@ -9,26 +9,39 @@ import { type ListSelection, type ListShape, sinceAndLimit } from './list-select
 const PIECE_BYTES = 1024 * 1024;
 const COMMA = Buffer.from(',');
 
-/** Writes pieces to stdout, each once the reader has taken the last (backpressure). */
+/**
+ * Gathers output in one buffer and writes it a piece at a time, each once stdout has taken the
+ * last (backpressure): `add` copies (an entry's JSON may be a view its listing reuses) and says
+ * when the piece is full; `flush` writes it, and the buffer is used again.
+ */
 function createPieceWriter(context: CommandContext) {
   const { io } = context;
-  let pending: Uint8Array[] = [];
+  let piece = Buffer.allocUnsafe(PIECE_BYTES);
   let size = 0;
   const flush = async (): Promise<void> => {
     if (size === 0) return;
-    const data = pending.length === 1 ? (pending[0] as Uint8Array) : Buffer.concat(pending, size);
-    pending = [];
+    const data = piece.subarray(0, size);
     size = 0;
+    // `io.write` is done with the bytes once it resolves; a plain `stdout` may keep them.
     if (io.write) await io.write(data);
-    else io.stdout(data);
+    else io.stdout(Buffer.from(data));
   };
   return {
     closed: (): boolean => io.closed?.aborted ?? false,
-    async add(data: string | Uint8Array): Promise<void> {
-      const bytes = typeof data === 'string' ? Buffer.from(data) : data;
-      pending.push(bytes);
-      size += bytes.length;
-      if (size >= PIECE_BYTES) await flush();
+    /** Add to the piece; true when it is full enough to be written. */
+    add(data: string | Uint8Array): boolean {
+      const length = typeof data === 'string' ? Buffer.byteLength(data) : data.length;
+      if (size + length > piece.length) {
+        const grown = Buffer.allocUnsafe(Math.max(piece.length, size + length));
+        piece.copy(grown, 0, 0, size);
+        piece = grown;
+      }
+      if (typeof data === 'string') size += piece.write(data, size);
+      else {
+        piece.set(data, size);
+        size += length;
+      }
+      return size >= PIECE_BYTES / 2;
     },
     flush,
   };
@@ -60,10 +73,10 @@ export async function listAll(
   const store = manager.store;
   const problems: StoreProblemV1[] = [];
   if (selection.refresh) problems.push(...(await manager.refresh()).problems);
-  const listing = await (store.listing as NonNullable<typeof store.listing>).call(
-    store,
-    selection.since === undefined ? {} : { since: selection.since },
-  );
+  const listing = await (store.listing as NonNullable<typeof store.listing>).call(store, {
+    ...(selection.since === undefined ? {} : { since: selection.since }),
+    json: shape.kind === 'json' || shape.kind === 'format',
+  });
   try {
     for (const problem of [...problems, ...listing.problems])
       io.stderr(`yonder: warning: ${problem.message}\n`);
@@ -83,23 +96,25 @@ export async function listAll(
       }
       for (const piece of jobTablePieces(io, entries)) {
         if (out.closed()) return 0;
-        await out.add(piece);
+        if (out.add(piece)) await out.flush();
       }
     } else if (shape.kind === 'json') {
-      await out.add('{"ok":true,"result":[');
+      out.add('{"ok":true,"result":[');
       for (let n = 0; n < entries.length && !out.closed(); n += 1) {
-        if (n > 0) await out.add(COMMA);
-        await out.add((entries[n] as ListingEntryV1).json());
+        if (n > 0) out.add(COMMA);
+        if (out.add((entries[n] as ListingEntryV1).json())) await out.flush();
       }
-      await out.add(']}\n');
+      out.add(']}\n');
     } else {
       for (const entry of entries) {
         if (out.closed()) return 0;
-        if (shape.kind !== 'format') await out.add(`${entry.id}\n`);
-        else {
-          const job = JSON.parse(Buffer.from(entry.json()).toString('utf8')) as JobRecord;
-          await out.add(formatJob(shape.format, job, io.color));
-        }
+        const job =
+          shape.kind === 'format'
+            ? (JSON.parse(Buffer.from(entry.json()).toString('utf8')) as JobRecord)
+            : undefined;
+        const line =
+          job && shape.kind === 'format' ? formatJob(shape.format, job, io.color) : `${entry.id}\n`;
+        if (out.add(line)) await out.flush();
       }
     }
     await out.flush();

@@ -41,7 +41,8 @@ export interface ListingEntryV1 {
   /**
    * The job as JSON text (UTF-8): `JSON.stringify(listedJob(record))` of its record as it is
    * now, the record without the ledger's bookkeeping (`listedJob` in `@yonder/core/backend-kit`).
-   * Only while the listing is open.
+   * The bytes may be a view that the next `json()` of the listing reuses (copy them to keep
+   * them), and are there only while the listing is open.
    */
   json(): Uint8Array;
 }
