@@ -47,49 +47,56 @@ export interface TableLayout {
 }
 
 /**
- * A header and rows as lines of columns two spaces apart, each padded to its widest cell by
- * display width; the last column is not padded. Control characters are shown escaped. The
- * widths are measured once, so the lines can be written a run at a time.
+ * A header and `count` rows (their cells given by `cell`) as lines of columns two spaces
+ * apart, each padded to its widest cell by display width; the last column is not padded.
+ * Control characters are shown escaped. The widths are measured once, so the lines can be
+ * written a run at a time; the cells are kept in one flat array (a long listing's rows are many).
  */
 export function layoutTable(
   header: readonly string[],
-  rows: ReadonlyArray<readonly string[]>,
+  count: number,
+  cell: (row: number, column: number) => string,
   options: TableOptions = {},
 ): TableLayout {
-  const clean = (cell: string): string => {
-    const text = escapeControlCharacters(cell);
-    return options.maxCellWidth === undefined ? text : clipToWidth(text, options.maxCellWidth);
-  };
-  const body = rows.map((row) => row.map(clean));
-  const cellWidths = body.map((row) => row.map((cell) => stringWidth(cell)));
-  // A loop, not Math.max(...): a spread of a long listing's rows would overflow the stack.
+  const columns = header.length;
+  const cells: string[] = new Array(count * columns);
+  const cellWidths = new Uint32Array(count * columns);
   const widths = header.map((title) => stringWidth(title));
-  for (const row of cellWidths)
-    row.forEach((width, column) => {
+  for (let row = 0; row < count; row += 1) {
+    for (let column = 0; column < columns; column += 1) {
+      let text = escapeControlCharacters(cell(row, column));
+      if (options.maxCellWidth !== undefined) text = clipToWidth(text, options.maxCellWidth);
+      const width = stringWidth(text);
+      cells[row * columns + column] = text;
+      cellWidths[row * columns + column] = width;
       if (width > (widths[column] as number)) widths[column] = width;
-    });
-  const line = (
-    cells: readonly string[],
-    measured: readonly number[],
-    paint: TableOptions['paint'],
-  ): string =>
-    `${cells
-      .map((cell, column) => {
-        const shown = paint ? paint(cell, column) : cell;
-        if (column === cells.length - 1) return shown;
-        return shown + ' '.repeat((widths[column] as number) - (measured[column] as number));
-      })
-      .join('  ')}\n`;
+    }
+  }
+  const line = (at: (column: number) => [string, number], paint: TableOptions['paint']): string => {
+    let text = '';
+    for (let column = 0; column < columns; column += 1) {
+      const [content, width] = at(column);
+      const shown = paint ? paint(content, column) : content;
+      if (column > 0) text += '  ';
+      text +=
+        column === columns - 1 ? shown : shown + ' '.repeat((widths[column] as number) - width);
+    }
+    return `${text}\n`;
+  };
   return {
     header: line(
-      header,
-      header.map((title) => stringWidth(title)),
+      (column) => [header[column] as string, stringWidth(header[column] as string)],
       undefined,
     ),
     lines: (from, to) => {
       let text = '';
-      for (let row = from; row < Math.min(to, body.length); row += 1)
-        text += line(body[row] as string[], cellWidths[row] as number[], options.paint);
+      for (let row = from; row < Math.min(to, count); row += 1) {
+        const base = row * columns;
+        text += line(
+          (column) => [cells[base + column] as string, cellWidths[base + column] as number],
+          options.paint,
+        );
+      }
       return text;
     },
   };
@@ -101,6 +108,11 @@ export function formatTable(
   rows: ReadonlyArray<readonly string[]>,
   options: TableOptions = {},
 ): string {
-  const table = layoutTable(header, rows, options);
+  const table = layoutTable(
+    header,
+    rows.length,
+    (row, column) => rows[row]?.[column] ?? '',
+    options,
+  );
   return table.header + table.lines(0, rows.length);
 }

@@ -112,19 +112,28 @@ export function* jobTablePieces(
   rowsPerPiece = 1000,
 ): Generator<string> {
   const now = Date.now();
+  const ages = new Map<string, string>();
+  const cell = (row: number, column: number): string => {
+    const job = jobs[row] as TableJob;
+    if (column === 0) return job.id;
+    if (column === 1) return job.name;
+    if (column === 2) return job.profile;
+    if (column === 3) return job.state;
+    if (column === 4) return outcome(job);
+    const shown = age(job.createdAt, now);
+    // One string per age shown ("3d ago"), however many jobs share it.
+    const known = ages.get(shown);
+    if (known !== undefined) return known;
+    ages.set(shown, shown);
+    return shown;
+  };
   const table = layoutTable(
     ['ID', 'NAME', 'PROFILE', 'STATE', 'EXIT', 'CREATED'],
-    jobs.map((job) => [
-      job.id,
-      job.name,
-      job.profile,
-      job.state,
-      outcome(job),
-      age(job.createdAt, now),
-    ]),
+    jobs.length,
+    cell,
     {
       maxCellWidth: 40,
-      paint: (cell, column) => (column === 3 ? paintState(io, cell as JobState) : cell),
+      paint: (text, column) => (column === 3 ? paintState(io, text as JobState) : text),
     },
   );
   yield table.header;
