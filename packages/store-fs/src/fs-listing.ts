@@ -167,14 +167,16 @@ export function readListing(source: ListingSource, options: ListingOptionsV1 = {
     }
     const after = lstatSync(dir, { throwIfNoEntry: false });
     // Newest first in the block, so that a listing's entries come in runs already in order.
-    if (before.mtimeMs < now - SETTLED_MS && after && directoryKey(after) === key)
-      fresh.push(
-        buildBlock(
-          shard,
-          key,
-          lines.sort(newest).map((line) => line.line),
-        ),
+    if (before.mtimeMs < now - SETTLED_MS && after && directoryKey(after) === key) {
+      const block = buildBlock(
+        shard,
+        key,
+        lines.sort(newest).map((line) => line.line),
       );
+      // Building the index anew (none yet): each block goes at once, not held to the end.
+      if (fd === undefined) update(path, undefined, 0, [], [block]);
+      else fresh.push(block);
+    }
   }
   update(path, fd, size, kept, fresh);
   const since = options.since === undefined ? undefined : new Date(options.since).toISOString();
