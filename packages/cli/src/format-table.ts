@@ -64,42 +64,57 @@ export function layoutTable(
   const widths = header.map((title) => stringWidth(title));
   for (let row = 0; row < count; row += 1) {
     for (let column = 0; column < columns; column += 1) {
-      let text = escapeControlCharacters(cell(row, column));
-      if (options.maxCellWidth !== undefined) text = clipToWidth(text, options.maxCellWidth);
-      const width = stringWidth(text);
+      const [text, width] = fitCell(cell(row, column), options.maxCellWidth);
       cells[row * columns + column] = text;
       cellWidths[row * columns + column] = width;
       if (width > (widths[column] as number)) widths[column] = width;
     }
   }
-  const line = (at: (column: number) => [string, number], paint: TableOptions['paint']): string => {
+  const line = (
+    texts: readonly string[],
+    measured: ArrayLike<number>,
+    base: number,
+    paint: TableOptions['paint'],
+  ): string => {
     let text = '';
     for (let column = 0; column < columns; column += 1) {
-      const [content, width] = at(column);
+      const content = texts[base + column] as string;
       const shown = paint ? paint(content, column) : content;
       if (column > 0) text += '  ';
-      text +=
-        column === columns - 1 ? shown : shown + ' '.repeat((widths[column] as number) - width);
+      text += shown;
+      if (column < columns - 1)
+        text += ' '.repeat((widths[column] as number) - (measured[base + column] as number));
     }
     return `${text}\n`;
   };
   return {
     header: line(
-      (column) => [header[column] as string, stringWidth(header[column] as string)],
+      header,
+      header.map((title) => stringWidth(title)),
+      0,
       undefined,
     ),
     lines: (from, to) => {
       let text = '';
-      for (let row = from; row < Math.min(to, count); row += 1) {
-        const base = row * columns;
-        text += line(
-          (column) => [cells[base + column] as string, cellWidths[base + column] as number],
-          options.paint,
-        );
-      }
+      for (let row = from; row < Math.min(to, count); row += 1)
+        text += line(cells, cellWidths, row * columns, options.paint);
       return text;
     },
   };
+}
+
+/** Printable ASCII: one column a character, nothing to escape (most cells of most tables). */
+const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
+
+/** A cell escaped and cut to `maxWidth` columns, with its display width. */
+function fitCell(cell: string, maxWidth: number | undefined): [string, number] {
+  if (PRINTABLE_ASCII.test(cell)) {
+    if (maxWidth === undefined || cell.length <= maxWidth) return [cell, cell.length];
+    return [`${cell.slice(0, maxWidth - 1)}…`, maxWidth];
+  }
+  let text = escapeControlCharacters(cell);
+  if (maxWidth !== undefined) text = clipToWidth(text, maxWidth);
+  return [text, stringWidth(text)];
 }
 
 /** A header and rows as one text: `layoutTable`'s lines, all of them. */
