@@ -17,8 +17,35 @@ const KEY = /^[0-9.:]+$/;
 const CRC = /^[0-9a-f]{8}$/;
 const TAB = 9;
 const NEWLINE = 10;
-/** The states by name: a lookup that also gives every entry the same string. */
-const STATES = new Map<string, JobState>(JOB_STATES.map((state) => [state, state]));
+/** The states' names as bytes, by first letter and length (which tell them apart). */
+const STATES = new Map<number, { state: JobState; bytes: Buffer }>(
+  JOB_STATES.map((state) => [
+    state.charCodeAt(0) * 64 + state.length,
+    { state, bytes: Buffer.from(state, 'latin1') },
+  ]),
+);
+
+/** The state named by bytes `from`..`to`, without making a string of them. */
+function stateAt(body: Buffer, from: number, to: number): JobState | undefined {
+  const known = STATES.get((body[from] as number) * 64 + (to - from));
+  if (!known || body.compare(known.bytes, 0, known.bytes.length, from, to) !== 0) return undefined;
+  return known.state;
+}
+
+/** An exit code (`-?[0-9]{1,10}`), null when empty, undefined when not a number. */
+function numberAt(body: Buffer, from: number, to: number): number | null | undefined {
+  if (from === to) return null;
+  const negative = body[from] === 0x2d;
+  const start = negative ? from + 1 : from;
+  if (to - start < 1 || to - start > 10) return undefined;
+  let value = 0;
+  for (let at = start; at < to; at += 1) {
+    const digit = (body[at] as number) - 0x30;
+    if (digit < 0 || digit > 9) return undefined;
+    value = value * 10 + digit;
+  }
+  return negative ? -value : value;
+}
 
 /** One shard's block: the shard's jobs as they were while its directory had the key `dirKey`. */
 export interface IndexBlock {
@@ -269,10 +296,10 @@ export function readBlock(fd: number, block: IndexBlock): ReadBlock | undefined 
           ),
         );
       } else if (tabs.length === 8) {
-        const state = STATES.get(body.toString('latin1', ...field(3)));
-        const exit = body.toString('latin1', ...field(4));
+        const state = stateAt(body, ...field(3));
+        const exitCode = numberAt(body, ...field(4));
         const signal = field(5);
-        if (state === undefined || !/^(-?[0-9]{1,10})?$/.test(exit)) return undefined;
+        if (state === undefined || exitCode === undefined) return undefined;
         const [jsonStart] = field(8);
         jobs.push(
           new IndexedJob(
@@ -280,7 +307,7 @@ export function readBlock(fd: number, block: IndexBlock): ReadBlock | undefined 
             true,
             decodeString(body, ...field(2)),
             state,
-            exit === '' ? null : Number(exit),
+            exitCode,
             signal[0] === signal[1] ? null : intern(decodeString(body, ...signal)),
             intern(decodeString(body, ...field(6))),
             intern(decodeString(body, ...field(7))),
