@@ -161,7 +161,7 @@ export function readListing(source: ListingSource, options: ListingOptionsV1 = {
       const settled = info.mtimeMs < now - SETTLED_MS;
       const last = entries[entries.length - 1];
       if (job && isTerminal(job.state) && settled && last?.id === id) {
-        const line = jobLine(job, identity, Buffer.from(last.json()));
+        const line = jobLine(job, identity, last.json() as Buffer);
         lines.push({ id, createdAt: job.createdAt, line });
       } else lines.push({ id, createdAt: '', line: readLine(id) });
     }
