@@ -158,6 +158,22 @@ describe('the listing index', () => {
     expect(now).toEqual(await expected());
   });
 
+  it('an index mostly of dead blocks is written again with only the live ones', async () => {
+    const made = await jobs(8);
+    settle();
+    await listed();
+    const live = statSync(index()).size;
+    // Dead weight: garbage and superseded blocks, more than twice the live ones and 8 MiB.
+    appendFileSync(index(), Buffer.alloc(9 * 1024 * 1024, 'x'));
+    await store.updateJob((made[3] as JobRecord).id, (job) => ({ ...job, name: 'changed' }));
+    settle();
+    expect(await listed()).toEqual(await expected());
+    expect(statSync(index()).size).toBeLessThan(2 * live + 4096);
+    expect(statSync(index()).mode & 0o777).toBe(0o600);
+    expect(readdirSync(location).filter((name) => name.endsWith('.tmp'))).toEqual([]);
+    expect(await listed()).toEqual(await expected());
+  });
+
   it('listers and writers in other processes at once: every listing is right afterwards', async () => {
     const made = await jobs(40);
     settle();
