@@ -25,32 +25,95 @@ export function clipToWidth(text: string, width: number): string {
   return `${kept}…`;
 }
 
+/** A table laid out: its header line, and the lines of any run of its rows. */
+export interface TableLayout {
+  readonly header: string;
+  /** Rows `from` to `to` (not included), each line ending in a newline. */
+  lines(from: number, to: number): string;
+}
+
 /**
- * A header and rows as lines of columns two spaces apart, each padded to its widest cell by
- * display width; the last column is not padded. Control characters are shown escaped.
+ * A header and `count` rows (their cells given by `cell`) as lines of columns two spaces
+ * apart, each padded to its widest cell by display width; the last column is not padded.
+ * Control characters are shown escaped. The widths are measured once, so the lines can be
+ * written a run at a time; the cells are kept in one flat array (a long listing's rows are many).
  */
+export function layoutTable(
+  header: readonly string[],
+  count: number,
+  cell: (row: number, column: number) => string,
+  options: TableOptions = {},
+): TableLayout {
+  const columns = header.length;
+  const cells: string[] = new Array(count * columns);
+  const cellWidths = new Uint32Array(count * columns);
+  const widths = header.map((title) => stringWidth(title));
+  for (let row = 0; row < count; row += 1) {
+    for (let column = 0; column < columns; column += 1) {
+      const [text, width] = fitCell(cell(row, column), options.maxCellWidth);
+      cells[row * columns + column] = text;
+      cellWidths[row * columns + column] = width;
+      if (width > (widths[column] as number)) widths[column] = width;
+    }
+  }
+  const line = (
+    texts: readonly string[],
+    measured: ArrayLike<number>,
+    base: number,
+    paint: TableOptions['paint'],
+  ): string => {
+    let text = '';
+    for (let column = 0; column < columns; column += 1) {
+      const content = texts[base + column] as string;
+      const shown = paint ? paint(content, column) : content;
+      if (column > 0) text += '  ';
+      text += shown;
+      if (column < columns - 1)
+        text += ' '.repeat((widths[column] as number) - (measured[base + column] as number));
+    }
+    return `${text}\n`;
+  };
+  return {
+    header: line(
+      header,
+      header.map((title) => stringWidth(title)),
+      0,
+      undefined,
+    ),
+    lines: (from, to) => {
+      let text = '';
+      for (let row = from; row < Math.min(to, count); row += 1)
+        text += line(cells, cellWidths, row * columns, options.paint);
+      return text;
+    },
+  };
+}
+
+/** Printable ASCII: one column a character, nothing to escape (most cells of most tables). */
+const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
+
+/** A cell escaped and cut to `maxWidth` columns, with its display width. */
+function fitCell(cell: string, maxWidth: number | undefined): [string, number] {
+  if (PRINTABLE_ASCII.test(cell)) {
+    if (maxWidth === undefined || cell.length <= maxWidth) return [cell, cell.length];
+    return [`${cell.slice(0, maxWidth - 1)}…`, maxWidth];
+  }
+  let text = escapeControlCharacters(cell);
+  if (maxWidth !== undefined) text = clipToWidth(text, maxWidth);
+  return [text, stringWidth(text)];
+}
+
+/** A header and rows as one text: `layoutTable`'s lines, all of them. */
 export function formatTable(
   header: readonly string[],
   rows: ReadonlyArray<readonly string[]>,
   options: TableOptions = {},
 ): string {
-  const clean = (cell: string): string => {
-    const text = escapeControlCharacters(cell);
-    return options.maxCellWidth === undefined ? text : clipToWidth(text, options.maxCellWidth);
-  };
-  const body = rows.map((row) => row.map(clean));
-  const widths = header.map((title, column) =>
-    Math.max(stringWidth(title), ...body.map((row) => stringWidth(row[column] ?? ''))),
+  const table = layoutTable(
+    header,
+    rows.length,
+    (row, column) => rows[row]?.[column] ?? '',
+    options,
   );
-  const line = (cells: readonly string[], paint: TableOptions['paint']): string =>
-    cells
-      .map((cell, column) => {
-        const shown = paint ? paint(cell, column) : cell;
-        if (column === cells.length - 1) return shown;
-        return shown + ' '.repeat((widths[column] as number) - stringWidth(cell));
-      })
-      .join('  ');
-  return [line(header, undefined), ...body.map((row) => line(row, options.paint))]
-    .map((text) => `${text}\n`)
-    .join('');
+  return table.header + table.lines(0, rows.length);
 }

@@ -1,5 +1,6 @@
 /** How the CLI writes: where output goes, colour, the JSON envelope, and jobs in detail (tables are in job-table.ts, which loads the width tables). */
 import type { JobRecord, JobState } from '@yonder/core';
+import { listedJob } from '@yonder/core/backend-kit';
 import { containerLine } from './container-options.js';
 import { escapeControlCharacters } from './escape-control-characters.js';
 import { watchStdout } from './stdout-pipe.js';
@@ -8,7 +9,10 @@ import { watchStdout } from './stdout-pipe.js';
 export interface Io {
   stdout: (text: string | Uint8Array) => void;
   stderr: (text: string) => void;
-  /** Write to stdout and wait until it can take more (backpressure); default: `stdout`. */
+  /**
+   * Write to stdout and wait until it can take more (backpressure); default: `stdout`. Done
+   * with `data` once it resolves.
+   */
   write?: (data: string | Uint8Array) => Promise<void>;
   /** Aborted when stdout's reader has gone (EPIPE): the command stops and ends quietly. */
   closed?: AbortSignal;
@@ -75,14 +79,7 @@ export function errorEnvelope(code: string, message: string): string {
 
 /** A job for JSON output: the ledger record without internal bookkeeping (nor the kept log tail). */
 export function jobJson(job: JobRecord): Record<string, unknown> {
-  const {
-    revision: _revision,
-    submitter: _submitter,
-    misses: _misses,
-    logTail: _logTail,
-    ...rest
-  } = job;
-  return rest;
+  return listedJob(job);
 }
 
 /** Milliseconds as people read a job's run time: `850ms`, `12.3s`, `4m 05s`, `2h 03m`. */

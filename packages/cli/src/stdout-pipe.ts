@@ -8,7 +8,7 @@ export const SIGPIPE_STATUS = 141;
 export interface StdoutPipe {
   /**
    * Write, resolving once it is written or handed to a stream that can take more (at once when
-   * stdout is closed: what is written then is dropped).
+   * stdout is closed: what is written then is dropped). The caller may reuse `data` after.
    */
   write(data: string | Uint8Array): Promise<void>;
   /** Write without waiting (short output); a closed pipe drops it. */
@@ -84,7 +84,8 @@ export function watchStdout(): StdoutPipe {
         bytes = bytes.subarray(done);
       }
       const target = streamOf();
-      if (!target.write(bytes)) await drained(target);
+      // A copy: once this resolves, the caller may use its buffer again.
+      if (!target.write(Buffer.from(bytes))) await drained(target);
     },
   };
   return watched;

@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import {
   type JobRecord,
   type LeaseV1,
+  type ListingOptionsV1,
+  type ListingV1,
   type ListJobsOptionsV1,
   type ListJobsResultV1,
   type Profile,
@@ -26,6 +28,7 @@ import {
   writePrivateFileAtomic,
 } from '@yonder/core/backend-kit';
 import { lock, removeLock, reserveLock, tryLock, waitForUnlock } from './file-lock.js';
+import { readListing } from './fs-listing.js';
 import { LedgerDirectories, type LedgerDirectory } from './ledger-directories.js';
 import { appendIndex, recentIds } from './ledger-index.js';
 import {
@@ -38,6 +41,7 @@ import {
   parseProfileText,
   problemLocation,
   profileKey,
+  recordSpare,
   settingsPath,
   storeError,
 } from './records.js';
@@ -53,18 +57,13 @@ export interface FsStoreOptions {
   location: string;
 }
 
-/** Room set aside, per active job, so that what happened to it can be recorded on a full disk. */
-function recordSpare(path: string): string {
-  const at = path.lastIndexOf('/');
-  return `${path.slice(0, at)}/.${path.slice(at + 1)}.spare`;
-}
-
 /**
  * The ledger as files under the state directory:
  * `jobs/<id[0:2]>/<id>.json` (one record per job, replaced atomically under a per-job lock;
  * `<id>.settings` beside it keeps the settings it was submitted with),
  * `active/<id>` (a marker per non-terminal job, so listing active jobs reads only those),
  * `index.log` (append-only creation order, read from the end for recent jobs),
+ * `listing.index` (what a listing of the whole history shows of finished jobs, by shard),
  * `profiles/<name>.json`, and `leases/` for shared polls.
  *
  * Nothing is read from or written to the state directory before it has been checked: it and
@@ -254,34 +253,10 @@ export class FsStore implements StoreV1 {
     return this.readJob(id);
   }
 
-  /** The job ids of every shard (or of one), with the shards that could not be trusted. */
-  private ids(only?: string): { ids: string[]; problems: StoreProblemV1[] } {
-    const ids: string[] = [];
-    const problems: StoreProblemV1[] = [];
-    const shards = only
-      ? [only]
-      : this.ledger.entries(this.dirs.jobs).filter((name) => !name.startsWith('.'));
-    for (const shard of shards) {
-      const dir = join(this.dirs.jobs, shard);
-      try {
-        if (!this.ledger.has(dir)) continue;
-      } catch (error) {
-        problems.push({ location: dir, message: (error as Error).message });
-        continue;
-      }
-      for (const name of this.ledger.entries(dir)) {
-        if (!name.endsWith('.json') || name.startsWith('.')) continue;
-        const id = name.slice(0, -5);
-        if (JOB_ID.test(id) && id.startsWith(shard)) ids.push(id);
-      }
-    }
-    return { ids, problems };
-  }
-
   async findJobIds(prefix: string): Promise<string[]> {
     if (!this.ledger.verify()) return [];
     const wanted = prefix.toLowerCase();
-    const { ids } = this.ids(wanted.length >= 2 ? wanted.slice(0, 2) : undefined);
+    const { ids } = this.ledger.jobIds(wanted.length >= 2 ? wanted.slice(0, 2) : undefined);
     return ids.filter((id) => id.startsWith(wanted)).sort();
   }
 
@@ -374,9 +349,15 @@ export class FsStore implements StoreV1 {
     if (!this.ledger.verify()) return { jobs: [], problems: [] };
     if (options.activeOnly) return this.listActive();
     if (options.limit !== undefined) return this.listRecent(options.limit);
-    const { ids, problems } = this.ids();
+    const { ids, problems } = this.ledger.jobIds();
     const result = this.collect(ids);
     return { jobs: result.jobs, problems: [...problems, ...result.problems] };
+  }
+
+  /** Every job, cheap to show: finished ones from the listing index (see `readListing`). */
+  async listing(options: ListingOptionsV1 = {}): Promise<ListingV1> {
+    if (!this.ledger.verify()) return { entries: [], problems: [], close: () => {} };
+    return readListing({ location: this.location, ledger: this.ledger }, options);
   }
 
   private collect(ids: Iterable<string>): ListJobsResultV1 {

@@ -1,12 +1,13 @@
 /** The state directory's own directories, each checked before it is read from and made private (0700) when missing. */
 import { mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import type { StoreProblemV1 } from '@yonder/core';
 import {
   checkPrivateEntry,
   checkTrustedPath,
   ensureTrustedDirectory,
 } from '@yonder/core/backend-kit';
-import { storeError } from './records.js';
+import { JOB_ID, storeError } from './records.js';
 
 export type LedgerDirectory = 'jobs' | 'active' | 'profiles' | 'locks' | 'leases';
 const LEDGER_DIRECTORIES: readonly LedgerDirectory[] = [
@@ -104,5 +105,39 @@ export class LedgerDirectories {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
       throw storeError('read', dir, error);
     }
+  }
+
+  /**
+   * The shard directories of the jobs directory (or the one named), each checked; those that
+   * could not be trusted are added to `problems` and left out.
+   */
+  shards(problems: StoreProblemV1[], only?: string): Array<{ shard: string; dir: string }> {
+    const shards: Array<{ shard: string; dir: string }> = [];
+    const names = only
+      ? [only]
+      : this.entries(this.paths.jobs).filter((name) => !name.startsWith('.'));
+    for (const shard of names) {
+      const dir = join(this.paths.jobs, shard);
+      try {
+        if (this.has(dir)) shards.push({ shard, dir });
+      } catch (error) {
+        problems.push({ location: dir, message: (error as Error).message });
+      }
+    }
+    return shards;
+  }
+
+  /** The job ids of every shard (or of one), with the shards that could not be trusted. */
+  jobIds(only?: string): { ids: string[]; problems: StoreProblemV1[] } {
+    const ids: string[] = [];
+    const problems: StoreProblemV1[] = [];
+    for (const { shard, dir } of this.shards(problems, only)) {
+      for (const name of this.entries(dir)) {
+        if (!name.endsWith('.json') || name.startsWith('.')) continue;
+        const id = name.slice(0, -5);
+        if (JOB_ID.test(id) && id.startsWith(shard)) ids.push(id);
+      }
+    }
+    return { ids, problems };
   }
 }

@@ -1,5 +1,5 @@
 /** The ledger's index.log: one line per created job, appended, read from its end for recent jobs. */
-import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from 'node:fs';
 import { UntrustedPathError, YonderError } from '@yonder/core';
 import { appendPrivateFile } from '@yonder/core/backend-kit';
 import { JOB_ID } from './records.js';
@@ -12,16 +12,18 @@ export function appendIndex(path: string, createdAt: string, id: string): void {
 }
 
 /**
- * The ids of the `limit` most recently created jobs, newest first, read from the end of the
- * index without following a link and without reading the whole file.
+ * Open a file of the ledger's own for reading, without following a link: undefined when it
+ * does not exist.
+ * @throws UntrustedPathError when it is a link, not a regular file, another user's, or
+ * writable by others (naming the fix).
  */
-export function recentIds(path: string, limit: number): string[] {
+export function openLedgerFile(path: string): number | undefined {
   let fd: number;
   try {
     fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') return [];
+    if (code === 'ENOENT') return undefined;
     if (code === 'ELOOP') {
       throw new YonderError(
         'E_UNTRUSTED_PATH',
@@ -30,20 +32,40 @@ export function recentIds(path: string, limit: number): string[] {
     }
     throw error;
   }
+  try {
+    checkLedgerFile(path, fstatSync(fd));
+  } catch (error) {
+    closeSync(fd);
+    throw error;
+  }
+  return fd;
+}
+
+/** A file of the ledger's own: a regular file of the user's that only they can write. */
+export function checkLedgerFile(path: string, info: Stats): void {
+  const uid = process.getuid?.();
+  if (!info.isFile() || (uid !== undefined && info.uid !== uid) || (info.mode & 0o022) !== 0) {
+    throw new UntrustedPathError({
+      subject: path,
+      path,
+      owner: info.uid,
+      mode: info.mode & 0o7777,
+      message: `Refusing ${path}: it is not a file of yours that only you can write. Fix: move it aside (mv ${path} ${path}.untrusted).`,
+    });
+  }
+}
+
+/**
+ * The ids of the `limit` most recently created jobs, newest first, read from the end of the
+ * index without following a link and without reading the whole file.
+ */
+export function recentIds(path: string, limit: number): string[] {
+  const fd = openLedgerFile(path);
+  if (fd === undefined) return [];
   const ids: string[] = [];
   const seen = new Set<string>();
   try {
     const info = fstatSync(fd);
-    const uid = process.getuid?.();
-    if (!info.isFile() || (uid !== undefined && info.uid !== uid) || (info.mode & 0o022) !== 0) {
-      throw new UntrustedPathError({
-        subject: path,
-        path,
-        owner: info.uid,
-        mode: info.mode & 0o7777,
-        message: `Refusing ${path}: it is not a file of yours that only you can write. Fix: move it aside (mv ${path} ${path}.untrusted).`,
-      });
-    }
     let end = info.size;
     let carry = '';
     while (end > 0 && ids.length < limit) {

@@ -21,6 +21,12 @@ export function settingsPath(recordPath: string): string {
   return `${recordPath.slice(0, -'.json'.length)}.settings`;
 }
 
+/** Room set aside, per active job, so that what happened to it can be recorded on a full disk. */
+export function recordSpare(path: string): string {
+  const at = path.lastIndexOf('/');
+  return `${path.slice(0, at)}/.${path.slice(at + 1)}.spare`;
+}
+
 /** The largest profile read. */
 export const MAX_PROFILE_BYTES = 1024 * 1024;
 

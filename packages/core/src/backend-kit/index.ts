@@ -79,6 +79,7 @@ export {
   normaliseState,
   type StateDialect,
 } from '../state/normalise-state.js';
+export { listedJob } from '../store/listed-job.js';
 export {
   checkTemplate,
   type ParsedTemplate,

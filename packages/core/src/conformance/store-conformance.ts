@@ -1,5 +1,6 @@
 import type { JobRecord } from '../spec/job.js';
 import type { StoreV1 } from '../spec/store/v1/store-v1.js';
+import { listedJob } from '../store/listed-job.js';
 import { assertionsFor, type Check } from './assertions.js';
 import type { TestFunction } from './types.js';
 
@@ -285,6 +286,58 @@ export function storeConformance(
         'E_NO_SUCH_JOB',
         'a removed job cannot be updated',
       );
+    }),
+  );
+
+  test(
+    'store: listing() gives what listJobs({}) gives, each job as it is now',
+    withStore(async (store) => {
+      if (!store.listing) return;
+      const jobs = [
+        sampleJob({ state: 'running' }),
+        sampleJob({ state: 'succeeded', exitCode: 0, name: 'tab\tand "quotes" ünï' }),
+        sampleJob({ state: 'failed', exitCode: 3, signal: 'SIGKILL' }),
+        sampleJob({ state: 'cancelled', createdAt: '2026-01-01T00:00:00.000Z' }),
+      ];
+      for (const job of jobs) await store.createJob(job);
+      const compare = async (what: string, since?: string): Promise<void> => {
+        const all = (await store.listJobs({})).jobs.filter(
+          (job) => since === undefined || job.createdAt >= since,
+        );
+        const listing = await store.listing?.(since === undefined ? {} : { since });
+        if (!listing) return;
+        try {
+          check(
+            listing.entries.map((entry) => entry.id).join() === all.map((job) => job.id).join(),
+            `listing() has listJobs' jobs in listJobs' order (${what})`,
+          );
+          listing.entries.forEach((entry, n) => {
+            const job = all[n] as JobRecord;
+            const text = new TextDecoder().decode(entry.json());
+            check(
+              text === JSON.stringify(listedJob(job)),
+              `an entry's json() is listedJob's (${what})`,
+            );
+            check(
+              entry.name === job.name &&
+                entry.state === job.state &&
+                entry.exitCode === job.exitCode &&
+                entry.signal === job.signal &&
+                entry.profile === job.profile &&
+                entry.createdAt === job.createdAt,
+              `an entry's fields are its record's (${what})`,
+            );
+          });
+        } finally {
+          listing.close();
+        }
+      };
+      await compare('new');
+      await compare('again');
+      await store.updateJob((jobs[1] as JobRecord).id, (job) => ({ ...job, name: 'renamed' }));
+      await store.removeJob?.((jobs[2] as JobRecord).id);
+      await compare('after an update and a removal');
+      await compare('since', '2026-06-01T00:00:00.000Z');
     }),
   );
 

@@ -7,15 +7,25 @@ import { checkFormat, formatJob } from '../../format-job.js';
 import { jobTable } from '../../job-table.js';
 import { envelope, jobJson, warnUnreachable } from '../../output.js';
 import { UsageError } from '../../usage-error.js';
+import { listAll } from './list-all.js';
+import {
+  type ListSelection,
+  type ListShape,
+  limitOption,
+  sinceAndLimit,
+  sinceOption,
+} from './list-selection.js';
 import { watchList } from './list-watch.js';
 
-const HELP = `Usage: yonder list [--all] [--state S] [--profile P] [--no-refresh] [--json | --format TEMPLATE | -q]
+const HELP = `Usage: yonder list [--all] [--state S] [--profile P] [--since WHEN] [--limit N] [--no-refresh] [--json | --format TEMPLATE | -q]
 
 List active jobs and the 20 most recent ones, newest first, after one batched refresh per target.
 
   --all          every job in the ledger
   --state S      only jobs in state S (submitting, pending, running, succeeded, failed, cancelled, unknown); repeatable
   --profile P    only jobs submitted through profile P
+  --since WHEN   only jobs created since WHEN: a duration back from now (2h, 7d) or a date (2026-12-01)
+  --limit N      at most the N newest of them
   --no-refresh   show the ledger as it is, without asking any scheduler
   --json         print the jobs as JSON
   --format TEMPLATE   one line per job: {field} placeholders over the JSON record, e.g. '{id} {state}'
@@ -33,6 +43,8 @@ export const run: Command = async (argv, context) => {
       all: { type: 'boolean' },
       state: { type: 'string', multiple: true },
       profile: { type: 'string' },
+      since: { type: 'string' },
+      limit: { type: 'string' },
       'no-refresh': { type: 'boolean' },
       json: { type: 'boolean' },
       format: { type: 'string' },
@@ -64,9 +76,20 @@ export const run: Command = async (argv, context) => {
     ...(states ? { states } : {}),
     ...(values.profile ? { profile: String(values.profile) } : {}),
   };
+  const selection: ListSelection = {
+    ...options,
+    ...optional('since', sinceOption(values.since)),
+    ...optional('limit', limitOption(values.limit)),
+  };
   if (values.watch) return watchList(context, options, Boolean(values.json), io.terminal ?? false);
-  const { jobs, problems } = await runtime().manager.list(options);
-  for (const problem of problems) io.stderr(`yonder: warning: ${problem.message}\n`);
+  const shape: ListShape =
+    format !== undefined
+      ? { kind: 'format', format }
+      : { kind: values.quiet ? 'quiet' : values.json ? 'json' : 'table' };
+  if (options.all && runtime().manager.store.listing) return listAll(context, selection, shape);
+  const listed = await runtime().manager.list(options);
+  const jobs = sinceAndLimit(listed.jobs, selection);
+  for (const problem of listed.problems) io.stderr(`yonder: warning: ${problem.message}\n`);
   warnUnreachable(io, runtime().manager.failingTargets(jobs));
   // `--profile nope` lists nothing; say whether that is because there is no such profile.
   if (options.profile && jobs.length === 0)
@@ -80,3 +103,7 @@ export const run: Command = async (argv, context) => {
   else io.stdout(jobTable(io, jobs));
   return 0;
 };
+
+function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
+  return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
+}

@@ -1,4 +1,4 @@
-import type { JobRecord } from '../../job.js';
+import type { JobRecord, JobState } from '../../job.js';
 import type { Profile } from '../../profile.js';
 
 /** A record the store could not read: reported with where it is, never silently dropped. */
@@ -19,6 +19,42 @@ export interface ListJobsResultV1 {
   /** Newest first. */
   readonly jobs: JobRecord[];
   readonly problems: StoreProblemV1[];
+}
+
+export interface ListingOptionsV1 {
+  /** Only jobs created at or after this time (ISO 8601). */
+  readonly since?: string;
+}
+
+/**
+ * One job of a `listing()`: what a list shows of it and its JSON, without its whole record
+ * parsed (a listing of the whole history reads tens of thousands of jobs).
+ */
+export interface ListingEntryV1 {
+  readonly id: string;
+  readonly name: string;
+  readonly profile: string;
+  readonly state: JobState;
+  readonly exitCode: number | null;
+  readonly signal: string | null;
+  readonly createdAt: string;
+  /**
+   * The job as JSON text (UTF-8): `JSON.stringify(listedJob(record))` of its record as it is
+   * now, the record without the ledger's bookkeeping (`listedJob` in `@yonder/core/backend-kit`).
+   * The bytes may be a view that the next `json()` of the listing reuses (copy them to keep
+   * them), and are there only while the listing is open.
+   */
+  json(): Uint8Array;
+}
+
+/** Every job of the ledger, as `listJobs({})` gives them, in a form cheap to show. */
+export interface ListingV1 {
+  /** Newest first, ties by id (as `listJobs`). */
+  readonly entries: readonly ListingEntryV1[];
+  /** Records that could not be read, as `listJobs` reports them. */
+  readonly problems: StoreProblemV1[];
+  /** Release what the listing holds open; `json()` may fail after it. */
+  close(): void;
 }
 
 /** A held lease: while held, no other holder gets the same key. */
@@ -61,6 +97,14 @@ export interface StoreV1 {
    */
   updateJob(id: string, change: (job: JobRecord) => JobRecord | undefined): Promise<JobRecord>;
   listJobs(options?: ListJobsOptionsV1): Promise<ListJobsResultV1>;
+  /**
+   * Optional: every job (or those created since `options.since`), the same jobs in the same
+   * order as `listJobs({})`, each as it is now (a job removed is not in it), without holding
+   * or parsing every record: what `yonder list --all` shows of a large history. Without it,
+   * listings use `listJobs`.
+   * @throws UntrustedPathError `E_UNTRUSTED_PATH` when a file it would read is not the user's own.
+   */
+  listing?(options?: ListingOptionsV1): Promise<ListingV1>;
   /**
    * Optional: forget a job: its record and whatever the store keeps beside it (its settings).
    * Returns whether it existed. Without it, `yonder rm` and `prune` are refused.
