@@ -288,6 +288,15 @@ export class JobManager {
   }
 
   /**
+   * Forget, at most once an hour per ledger, the finished jobs of profiles past their
+   * `retentionSeconds` (as `prune`, in bounded time); what could not be forgotten, and a sweep
+   * that failed, come back as problems. `list` does this after its refresh.
+   */
+  applyRetention(): Promise<StoreProblemV1[]> {
+    return sweepRetention(this.context);
+  }
+
+  /**
    * Active jobs plus recent ones (or all), newest first, after a refresh unless told not to.
    * The refresh also forgets, at most once an hour per ledger, the finished jobs of profiles past
    * their `retentionSeconds` (as `prune`), and reports what it could not forget.
@@ -298,7 +307,7 @@ export class JobManager {
     const problems: StoreProblemV1[] = [];
     if (options.refresh ?? true) {
       problems.push(...(await this.refresh()).problems);
-      problems.push(...(await sweepRetention(this.context)));
+      problems.push(...(await this.applyRetention()));
     }
     let jobs: JobRecord[];
     if (options.all) {

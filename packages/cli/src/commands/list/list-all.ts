@@ -60,7 +60,8 @@ function select(listing: ListingV1, selection: ListSelection): ListingEntryV1[] 
 }
 
 /**
- * List every job from `store.listing()`: refreshed first unless told not to, warnings on stderr,
+ * List every job from `store.listing()`: refreshed first (and past retention forgotten) unless
+ * told not to, warnings on stderr,
  * then the table, the JSON document (the same bytes `envelope(jobs.map(jobJson))` makes), a
  * template's lines or the ids, written as stdout takes them. A closed stdout ends it quietly.
  */
@@ -73,7 +74,10 @@ export async function listAll(
   const { manager } = runtime();
   const store = manager.store;
   const problems: StoreProblemV1[] = [];
-  if (selection.refresh) problems.push(...(await manager.refresh()).problems);
+  if (selection.refresh) {
+    problems.push(...(await manager.refresh()).problems);
+    problems.push(...(await manager.applyRetention()));
+  }
   const listing = await (store.listing as NonNullable<typeof store.listing>).call(store, {
     ...(selection.since === undefined ? {} : { since: selection.since }),
     json: shape.kind === 'json' || shape.kind === 'format',
