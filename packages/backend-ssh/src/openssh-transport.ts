@@ -65,6 +65,7 @@ export interface OpensshConnectResult {
 export class OpensshTransport implements TransportV1 {
   readonly specificationVersion = 'v1' as const;
   readonly id = 'openssh';
+  readonly streamsStdout = true;
   readonly target: string;
   private readonly profile: Profile;
   private readonly host: string;
@@ -211,8 +212,14 @@ export class OpensshTransport implements TransportV1 {
       options.signal?.addEventListener('abort', onAbort, { once: true });
       child.stdout.on('data', (chunk: Buffer) => {
         const before = answer.started;
-        answer.pushStdout(chunk);
+        const busy = answer.pushStdout(chunk);
         if (!before && answer.started) onStarted();
+        if (answer.failed) stop();
+        else if (busy) {
+          // The caller is writing what came (onStdout): read no more until it has.
+          child.stdout.pause();
+          busy.then(() => (answer.failed ? stop() : child.stdout.resume()));
+        }
       });
       child.stderr.on('data', (chunk: Buffer) => answer.pushStderr(chunk));
       // ssh gone before reading all of stdin (it failed to log in): nothing to report here.
@@ -230,6 +237,14 @@ export class OpensshTransport implements TransportV1 {
       child.on('close', (code, signal) => {
         this.children.delete(child);
         clearTimeout(killer);
+        // What came is written before the result (with onStdout); a sink that failed fails it.
+        answer.delivered().then(
+          () => closed(code, signal),
+          // The sink's own error, as it threw it (the caller knows it by identity).
+          (error: unknown) => finish({ kind: 'failed', error: error as YonderError }),
+        );
+      });
+      const closed = (code: number | null, signal: NodeJS.Signals | null): void => {
         const status = answer.status;
         if (!answer.started) {
           const said = answer.preamble();
@@ -272,7 +287,7 @@ export class OpensshTransport implements TransportV1 {
           kind: 'ok',
           result: { exitCode, signal: null, ...answer.result(), durationMs: Date.now() - started },
         });
-      });
+      };
       void feedInput(
         answer,
         invocation,
