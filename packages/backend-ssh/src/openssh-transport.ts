@@ -10,6 +10,7 @@ import {
   type TransportV1,
   YonderError,
 } from '@yonder/core';
+import { readChildStdout } from './child-stdout-reader.js';
 import {
   configArguments,
   controlArguments,
@@ -210,17 +211,23 @@ export class OpensshTransport implements TransportV1 {
         });
       };
       options.signal?.addEventListener('abort', onAbort, { once: true });
-      child.stdout.on('data', (chunk: Buffer) => {
+      const take = (chunk: Buffer): Promise<void> | undefined => {
         const before = answer.started;
         const busy = answer.pushStdout(chunk);
         if (!before && answer.started) onStarted();
-        if (answer.failed) stop();
-        else if (busy) {
-          // The caller is writing what came (onStdout): read no more until it has.
-          child.stdout.pause();
-          busy.then(() => (answer.failed ? stop() : child.stdout.resume()));
-        }
-      });
+        if (!answer.failed) return busy;
+        stop();
+        return undefined;
+      };
+      // Streamed (onStdout): read into one buffer of ours, no more until the caller has taken it.
+      if (!(invocation.options.onStdout && readChildStdout(child.stdout, take)))
+        child.stdout.on('data', (chunk: Buffer) => {
+          const busy = take(chunk);
+          if (busy) {
+            child.stdout.pause();
+            busy.then(() => child.stdout.resume());
+          }
+        });
       child.stderr.on('data', (chunk: Buffer) => answer.pushStderr(chunk));
       // ssh gone before reading all of stdin (it failed to log in): nothing to report here.
       child.stdin.on('error', () => {});
