@@ -53,6 +53,30 @@ function streamer(log: Buffer, piece: number) {
   return { read, stats };
 }
 
+/** Pump `bytes` from `from` with `read`, checking each chunk follows the last and is at most `chunkBytes`; what was handed over, copied. */
+async function pumpChecked(
+  read: Parameters<typeof pumpLog>[0],
+  bytes: Buffer,
+  from: number,
+  options: { chunkBytes: number; streamBytes?: number },
+) {
+  const pieces: Buffer[] = [];
+  let next = from;
+  const result = await pumpLog(
+    read,
+    async (chunk) => {
+      expect(chunk.start).toBe(next);
+      expect(chunk.data.length).toBeLessThanOrEqual(options.chunkBytes);
+      next = chunk.offset;
+      pieces.push(Buffer.from(chunk.data));
+      await new Promise((resolve) => setImmediate(resolve));
+    },
+    { from, to: bytes.length, ...options },
+  );
+  expect(Buffer.concat(pieces).equals(bytes.subarray(from))).toBe(true);
+  expect(result).toMatchObject({ offset: bytes.length, exists: true, shrank: false });
+}
+
 describe('pumpLog', () => {
   it('from a backend that streams: every byte in order, in chunks of at most chunkBytes, one read at a time, then reads of streamBytes', async () => {
     await fc.assert(
@@ -63,21 +87,8 @@ describe('pumpLog', () => {
         fc.nat({ max: 20 }),
         async (bytes, chunkBytes, piece, from) => {
           const { read, stats } = streamer(bytes, piece);
-          const pieces: Buffer[] = [];
           const start = Math.min(from, bytes.length);
-          let next = start;
-          const result = await pumpLog(
-            read,
-            async (chunk) => {
-              expect(chunk.start).toBe(next);
-              expect(chunk.data.length).toBeLessThanOrEqual(chunkBytes);
-              next = chunk.offset;
-              pieces.push(Buffer.from(chunk.data));
-            },
-            { from: start, to: bytes.length, chunkBytes, streamBytes: 4 * chunkBytes },
-          );
-          expect(Buffer.concat(pieces).equals(bytes.subarray(start))).toBe(true);
-          expect(result).toMatchObject({ offset: bytes.length, exists: true, shrank: false });
+          await pumpChecked(read, bytes, start, { chunkBytes, streamBytes: 4 * chunkBytes });
           expect(stats.most).toBeLessThanOrEqual(1);
           // The first read asks for a chunk; once it streamed, each asks for streamBytes.
           for (const [index, asked] of stats.reads.entries())
@@ -116,22 +127,7 @@ describe('pumpLog', () => {
         fc.nat({ max: 20 }),
         async (bytes, chunkBytes, clamp, from) => {
           const { read, stats } = reader(() => bytes, clamp);
-          const pieces: Buffer[] = [];
-          let next = Math.min(from, bytes.length);
-          const start = next;
-          const result = await pumpLog(
-            read,
-            async (chunk) => {
-              expect(chunk.start).toBe(next);
-              expect(chunk.data.length).toBeLessThanOrEqual(chunkBytes);
-              next = chunk.offset;
-              pieces.push(chunk.data);
-              await new Promise((resolve) => setImmediate(resolve));
-            },
-            { from: start, to: bytes.length, chunkBytes },
-          );
-          expect(Buffer.concat(pieces).equals(bytes.subarray(start))).toBe(true);
-          expect(result).toMatchObject({ offset: bytes.length, exists: true, shrank: false });
+          await pumpChecked(read, bytes, Math.min(from, bytes.length), { chunkBytes });
           // One chunk written while at most two are read: memory bounded by a few chunks.
           expect(stats.most).toBeLessThanOrEqual(2);
         },
