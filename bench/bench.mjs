@@ -2,15 +2,16 @@
 // same run, and their ratio; results also go to bench-results/results.json.
 // Run with `pnpm bench` (as root: it starts the Slurm test cluster and the sshd test hosts).
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { createSlurmBackend } from '../packages/backend-slurm/dist/index.js';
 import { createSshTransport } from '../packages/backend-ssh/dist/index.js';
 import { createRegistry, JobManager } from '../packages/core/dist/index.js';
 import { createFsStore } from '../packages/store-fs/dist/index.js';
 import { historyCase } from './history-case.mjs';
 import { ledger } from './ledger.mjs';
+import { logsCase } from './logs-case.mjs';
 import { opensshCase } from './openssh-bench.mjs';
 
 const ROOT = new URL('..', import.meta.url).pathname;
@@ -324,10 +325,6 @@ function ledgerCase() {
   }
 }
 
-/** A file copied to stdout by Node at its plainest: what no Node program streaming a log can beat. */
-const NODE_COPY =
-  "const fs=require('fs');const fd=fs.openSync(process.argv[1],'r');const b=Buffer.allocUnsafe(4<<20);let n;while((n=fs.readSync(fd,b,0,b.length,null))>0){let w=0;while(w<n)w+=fs.writeSync(1,b,w,n-w)}";
-
 /** Wall time of a shell pipeline and the peak RSS (KiB) `/usr/bin/time` wrote to `rssFile`. */
 function pipeline(script, env, rssFile) {
   const started = now();
@@ -342,93 +339,6 @@ function pipeline(script, env, rssFile) {
     ms,
     peakKb: rssFile ? Number(readFileSync(rssFile, 'utf8').trim().split('\n').at(-1)) : 0,
   };
-}
-
-/**
- * Logs: `yonder logs ID --follow --all` of a job that wrote 1 GB, piped into `cat > /dev/null`,
- * against `cat` of the same file into the same sink, locally; over SSH against `ssh HOST cat`.
- * Peak RSS is yonder's own (`/usr/bin/time`), throughput the ratio of the two wall times.
- */
-async function logsCase(sshConfig) {
-  const bytes = Number(env.YONDER_BENCH_LOG_BYTES ?? 1024 ** 3);
-  const repeats = Math.min(REPEATS, 3);
-  say(
-    `\nLogs: following a job that wrote ${(bytes / 1024 ** 3).toFixed(2)} GiB (median of ${repeats})`,
-  );
-  const state = mkdtempSync(join(tmpdir(), 'yonder-bench-logs-'));
-  const source = join(state, 'source.bin');
-  execFileSync('sh', ['-c', `head -c ${bytes} /dev/urandom > "$1"; chmod 644 "$1"`, 'sh', source]);
-  chmodSync(state, 0o755);
-  const rss = join(state, 'rss');
-  const yonderEnv = {
-    YONDER_STATE_DIR: join(state, 'ledger'),
-    YONDER_CONFIG: '',
-    XDG_CONFIG_HOME: state,
-  };
-  const cli = (...args) =>
-    execFileSync('node', [BIN, ...args], {
-      encoding: 'utf8',
-      env: { ...process.env, ...yonderEnv },
-    }).trim();
-  cli('profile', 'add', 'box', '--backend', 'ssh', '--host', 'target', '--ssh-config', sshConfig);
-  const cases = [
-    {
-      name: 'local',
-      profile: 'local',
-      baselineName: 'cat',
-      baseline: (log) => `cat ${log} | cat > /dev/null`,
-    },
-    {
-      name: 'ssh',
-      profile: 'box',
-      baselineName: 'ssh cat',
-      baseline: (log) => `ssh ${sshArgs(sshConfig).join(' ')} cat ${log} | cat > /dev/null`,
-    },
-  ];
-  for (const entry of cases) {
-    const id = cli('submit', '--profile', entry.profile, '--', 'cat', source);
-    spawnSync('node', [BIN, 'wait', id, '--timeout', '3600'], {
-      env: { ...process.env, ...yonderEnv },
-      stdio: 'ignore',
-    });
-    const log = JSON.parse(cli('status', id, '--json')).result.data.log;
-    const follow = [];
-    const baseline = [];
-    const floor = [];
-    let peakKb = 0;
-    for (let repeat = 0; repeat < repeats; repeat += 1) {
-      const run = pipeline(
-        `/usr/bin/time -f %M -o ${rss} node ${BIN} logs ${id} --follow --all 2>/dev/null | cat > /dev/null`,
-        yonderEnv,
-        rss,
-      );
-      follow.push(run.ms);
-      peakKb = Math.max(peakKb, run.peakKb);
-      baseline.push(pipeline(entry.baseline(log), {}).ms);
-      // The floor for any Node program: a loop of readSync and writeSync, 4 MiB at a time.
-      if (entry.profile === 'local')
-        floor.push(
-          pipeline(`node -e ${JSON.stringify(NODE_COPY)} ${log} | cat > /dev/null`, {}).ms,
-        );
-    }
-    const same = spawnSync('bash', ['-c', `cmp <(node ${BIN} logs ${id} --all) ${source}`], {
-      env: { ...process.env, ...yonderEnv },
-    });
-    if (entry.profile === 'box')
-      spawnSync('ssh', [...sshArgs(sshConfig), 'rm', '-rf', dirname(log)]);
-    const yonderMs = median(follow);
-    const baselineMs = median(baseline);
-    record({
-      case: `follow ${entry.name}, 1 GB`,
-      yonderMs,
-      baselineName: entry.baselineName,
-      baselineMs,
-      peakKb,
-      throughputRatio: baselineMs / yonderMs,
-      extra: `${floor.length > 0 ? `node copy loop ${ms(median(floor))} (yonder ${(median(floor) / yonderMs).toFixed(2)}× it), ` : ''}peak RSS ${(peakKb / 1024).toFixed(1)} MiB, ${(bytes / 1024 ** 2 / (yonderMs / 1000)).toFixed(0)} MiB/s against ${(bytes / 1024 ** 2 / (baselineMs / 1000)).toFixed(0)} MiB/s, bytes ${same.status === 0 ? 'identical (cmp)' : 'DIFFER'}`,
-    });
-  }
-  rmSync(state, { recursive: true, force: true });
 }
 
 function startCase() {
@@ -456,22 +366,22 @@ async function main() {
     const cases = (env.YONDER_BENCH_CASES ?? 'start,ledger,history,submit,poll,logs,openssh').split(
       ',',
     );
+    // What every case file is handed to measure and print with.
+    const kit = { median, ms, pipeline, record, say };
     if (cases.includes('start')) startCase();
     if (cases.includes('ledger')) ledgerCase();
     if (cases.includes('history'))
-      historyCase({
-        bin: BIN,
-        repeats: REPEATS,
-        median,
-        ms,
-        pipeline,
-        record,
-        say,
-        sizes: HISTORY_SIZES,
-      });
+      historyCase({ ...kit, bin: BIN, repeats: REPEATS, sizes: HISTORY_SIZES });
     if (cases.includes('submit')) await submitCase(sshConfig);
     if (cases.includes('poll')) await pollCase(sshConfig);
-    if (cases.includes('logs')) await logsCase(sshConfig);
+    if (cases.includes('logs'))
+      logsCase({
+        ...kit,
+        bin: BIN,
+        bytes: Number(env.YONDER_BENCH_LOG_BYTES ?? 1024 ** 3),
+        sshArgs: sshArgs(sshConfig),
+        repeats: REPEATS,
+      });
     if (cases.includes('openssh')) await opensshCase({ root: ROOT, bin: BIN, record, say, median });
     mkdirSync(join(ROOT, 'bench-results'), { recursive: true });
     writeFileSync(

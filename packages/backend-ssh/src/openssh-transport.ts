@@ -10,6 +10,7 @@ import {
   type TransportV1,
   YonderError,
 } from '@yonder/core';
+import { readChildStdout } from './child-stdout-reader.js';
 import {
   configArguments,
   controlArguments,
@@ -67,6 +68,7 @@ export interface OpensshConnectResult {
 export class OpensshTransport implements TransportV1 {
   readonly specificationVersion = 'v1' as const;
   readonly id = 'openssh';
+  readonly streamsStdout = true;
   readonly target: string;
   private readonly profile: Profile;
   private readonly host: string;
@@ -219,11 +221,23 @@ export class OpensshTransport implements TransportV1 {
         });
       };
       options.signal?.addEventListener('abort', onAbort, { once: true });
-      child.stdout.on('data', (chunk: Buffer) => {
+      const take = (chunk: Buffer): Promise<void> | undefined => {
         const before = answer.started;
-        answer.pushStdout(chunk);
+        const busy = answer.pushStdout(chunk);
         if (!before && answer.started) onStarted();
-      });
+        if (!answer.failed) return busy;
+        stop();
+        return undefined;
+      };
+      // Streamed (onStdout): read into one buffer of ours, no more until the caller has taken it.
+      if (!(invocation.options.onStdout && readChildStdout(child.stdout, take)))
+        child.stdout.on('data', (chunk: Buffer) => {
+          const busy = take(chunk);
+          if (busy) {
+            child.stdout.pause();
+            busy.then(() => child.stdout.resume());
+          }
+        });
       child.stderr.on('data', (chunk: Buffer) => answer.pushStderr(chunk));
       // ssh gone before reading all of stdin (it failed to log in): nothing to report here.
       child.stdin.on('error', () => {});
@@ -240,6 +254,14 @@ export class OpensshTransport implements TransportV1 {
       child.on('close', (code, signal) => {
         this.children.delete(child);
         clearTimeout(killer);
+        // What came is written before the result (with onStdout); a sink that failed fails it.
+        answer.delivered().then(
+          () => closed(code, signal),
+          // The sink's own error, as it threw it (the caller knows it by identity).
+          (error: unknown) => finish({ kind: 'failed', error: error as YonderError }),
+        );
+      });
+      const closed = (code: number | null, signal: NodeJS.Signals | null): void => {
         const status = answer.status;
         if (!answer.started) {
           const said = answer.preamble();
@@ -282,7 +304,7 @@ export class OpensshTransport implements TransportV1 {
           kind: 'ok',
           result: { exitCode, signal: null, ...answer.result(), durationMs: Date.now() - started },
         });
-      });
+      };
       void feedInput(
         answer,
         invocation,

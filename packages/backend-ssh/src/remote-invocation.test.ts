@@ -86,3 +86,41 @@ describe('remoteInvocation', () => {
     expect(ended).toBe(true);
   });
 });
+
+describe('RemoteAnswer with onStdout', () => {
+  it('streams stdout after the start mark in order, holding back while the caller is busy, and fails with what it threw', async () => {
+    const taken: Buffer[] = [];
+    let release: () => void = () => {};
+    const invocation = remoteInvocation(['cat'], {
+      encoding: 'buffer',
+      onStdout: (chunk) => {
+        taken.push(Buffer.from(chunk));
+        // Busy with every second chunk until released.
+        if (taken.length % 2 === 1) return new Promise<void>((resolve) => (release = resolve));
+      },
+    });
+    const answer = new RemoteAnswer(invocation);
+    const bytes = Buffer.from([0xff, 0x00, 0x0a, 0xe2, 0x98, 0x83, 0x80]);
+    expect(answer.pushStdout(Buffer.from(`motd\n${invocation.startMark}`))).toBeUndefined();
+    const busy = answer.pushStdout(bytes.subarray(0, 3));
+    expect(busy).toBeInstanceOf(Promise);
+    // A transport that read on anyway: kept in order behind the busy call.
+    answer.pushStdout(bytes.subarray(3));
+    expect(taken).toHaveLength(1);
+    release();
+    await answer.delivered();
+    expect(Buffer.concat(taken).equals(bytes)).toBe(true);
+    expect(answer.result().stdoutBytes?.length).toBe(0);
+
+    const failing = remoteInvocation(['cat'], {
+      encoding: 'buffer',
+      onStdout: async () => {
+        throw new Error('the reader went away');
+      },
+    });
+    const stopped = new RemoteAnswer(failing);
+    stopped.pushStdout(Buffer.from(`${failing.startMark}x`));
+    await expect(stopped.delivered()).rejects.toThrow('the reader went away');
+    expect(stopped.failed).toBe(true);
+  });
+});

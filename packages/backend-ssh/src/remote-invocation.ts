@@ -141,19 +141,73 @@ export class RemoteAnswer {
   private readonly stdout: AfterMark;
   private readonly stderr: AfterMark;
   private readonly waiting: Array<() => void> = [];
+  /** Where stdout goes as it comes (`onStdout`), instead of being kept. */
+  private readonly sink: ((chunk: Buffer) => void | Promise<void>) | undefined;
+  /** The sink's answer still pending: no more is read until it settles. */
+  private pending: Promise<void> | undefined;
+  /** What the sink threw, once it has: the command is stopped and fails with it. */
+  private failure: { error: unknown } | undefined;
 
   constructor(private readonly invocation: RemoteInvocation) {
-    const limit = invocation.options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT;
+    const { options } = invocation;
+    const limit = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT;
     this.out = new BoundedBuffer(limit, 'head');
     // Room for the end line besides the caller's limit.
     this.err = new BoundedBuffer(limit + invocation.endMark.length + 24, 'tail');
+    this.sink = options.encoding === 'buffer' ? options.onStdout : undefined;
     const mark = Buffer.from(invocation.startMark);
-    this.stdout = new AfterMark(mark, (chunk) => this.out.push(chunk));
+    this.stdout = new AfterMark(mark, (chunk) =>
+      this.sink ? this.deliver(chunk) : this.out.push(chunk),
+    );
     this.stderr = new AfterMark(mark, (chunk) => this.err.push(chunk));
   }
 
-  pushStdout(chunk: Buffer): void {
+  /**
+   * Take bytes of stdout. With `onStdout`, a promise while the caller is busy with them: the
+   * transport reads no more until it settles (pause the stream, resume after).
+   */
+  pushStdout(chunk: Buffer): Promise<void> | undefined {
     if (this.stdout.push(chunk)) for (const wake of this.waiting.splice(0)) wake();
+    return this.pending;
+  }
+
+  /** Hand a piece of stdout to the sink, after any still pending (in order, whatever the transport does). */
+  private deliver(chunk: Buffer): void {
+    if (this.failure) return;
+    const call = (): void | Promise<void> => {
+      try {
+        return (this.sink as (chunk: Buffer) => void | Promise<void>)(chunk);
+      } catch (error) {
+        this.failure = { error };
+        return undefined;
+      }
+    };
+    const answer = this.pending ? this.pending.then(call) : call();
+    if (!answer) return;
+    const settled: Promise<void> = answer.then(
+      () => {
+        if (this.pending === settled) this.pending = undefined;
+      },
+      (error: unknown) => {
+        this.failure ??= { error };
+        if (this.pending === settled) this.pending = undefined;
+      },
+    );
+    this.pending = settled;
+  }
+
+  /** Whether the sink failed: the transport stops the command. */
+  get failed(): boolean {
+    return this.failure !== undefined;
+  }
+
+  /**
+   * Resolves once the sink has taken all of stdout (at once without one); rejects with what the
+   * sink threw. The transport waits for this before the command's result.
+   */
+  async delivered(): Promise<void> {
+    while (this.pending) await this.pending;
+    if (this.failure) throw this.failure.error;
   }
 
   pushStderr(chunk: Buffer): void {

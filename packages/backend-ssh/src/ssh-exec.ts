@@ -32,6 +32,13 @@ export class ChannelNotOpened extends Error {
   }
 }
 
+/** What `onStdout` threw: the command was stopped, and its caller gets that error as it was. */
+export class StdoutSinkFailed extends Error {
+  constructor(readonly error: unknown) {
+    super(getErrorMessage(error), { cause: error });
+  }
+}
+
 /** What is sent to the far side for one argv: `exec /bin/sh -s`, with the argv under the launcher on stdin. */
 export function remoteCommandLine(
   argv: readonly string[],
@@ -97,9 +104,30 @@ export async function execOnce(
         rejectPromise(new YonderError('E_TRANSPORT', `Command aborted on ${target}.`));
       });
     options.signal?.addEventListener('abort', onAbort, { once: true });
-    channel.on('data', (chunk: Buffer) => answer.pushStdout(chunk));
+    const stopped = (): void =>
+      finish(() => {
+        channel.close();
+        answer.delivered().then(
+          () => rejectPromise(new YonderError('E_TRANSPORT', `Command stopped on ${target}.`)),
+          (error: unknown) => rejectPromise(new StdoutSinkFailed(error)),
+        );
+      });
+    channel.on('data', (chunk: Buffer) => {
+      const busy = answer.pushStdout(chunk);
+      if (answer.failed) stopped();
+      else if (busy) {
+        // The caller is writing what came (onStdout): read no more until it has (the window
+        // stays closed, so the far side waits), then go on.
+        channel.pause();
+        busy.then(() => (answer.failed ? stopped() : channel.resume()));
+      }
+    });
     channel.stderr.on('data', (chunk: Buffer) => answer.pushStderr(chunk));
     channel.on('close', (code: number | null | undefined, signal?: string) => {
+      // What came is written before the result (with onStdout); a sink that failed fails it.
+      answer.delivered().then(() => closed(code, signal), stopped);
+    });
+    const closed = (code: number | null | undefined, signal?: string): void => {
       finish(() => {
         if (code === undefined && !signal) {
           rejectPromise(
@@ -136,7 +164,7 @@ export async function execOnce(
           durationMs: Date.now() - started,
         });
       });
-    });
+    };
     void feedInput(
       answer,
       invocation,

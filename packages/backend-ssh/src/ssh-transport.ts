@@ -19,6 +19,7 @@ import {
   execOnce,
   NOT_FOUND_MARK,
   remoteCommandLine,
+  StdoutSinkFailed,
 } from './ssh-exec.js';
 import { planRoute } from './ssh-route.js';
 import {
@@ -61,6 +62,7 @@ function isChannelOpenFailure(error: unknown): boolean {
 export class SshTransport implements TransportV1 {
   readonly specificationVersion = 'v1' as const;
   readonly id = 'ssh';
+  readonly streamsStdout = true;
   readonly target: string;
   private readonly profile: Profile;
   private readonly settings: SshSettings;
@@ -217,6 +219,7 @@ export class SshTransport implements TransportV1 {
             );
           return result;
         } catch (error) {
+          if (error instanceof StdoutSinkFailed) throw error.error;
           const notOpened = error instanceof ChannelNotOpened;
           const cause = notOpened ? (error.cause as Error) : (error as Error);
           if (notOpened && isChannelOpenFailure(cause) && attempt < 20) {

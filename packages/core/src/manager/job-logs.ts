@@ -4,7 +4,7 @@ import { tailLinesStart } from '../remote/slice-log.js';
 import type { LogChunkV1, ReadLogOptionsV1 } from '../spec/backend/v1/backend-v1.js';
 import type { JobRecord } from '../spec/job.js';
 import { isTerminal } from '../state/job-states.js';
-import { type LogWriter, pumpLog } from './log-pump.js';
+import { type LogWriter, pumpLog, writeInChunks } from './log-pump.js';
 import { LOG_TAIL_BYTES, type LogRange, readLogTail, saveLogTail, TailKeeper } from './log-tail.js';
 import { backendJob, type ManagerContext } from './manager-context.js';
 import { refreshJobs } from './refresh-jobs.js';
@@ -13,8 +13,14 @@ import { waitLoop } from './wait-loop.js';
 export type { LogWriter } from './log-pump.js';
 export type { LogRange } from './log-tail.js';
 
-/** Bytes per read: memory stays within a few of these, whatever the log's size. */
+/** Bytes per read from a backend that does not stream: memory stays within a few of these, whatever the log's size. */
 export const DEFAULT_LOG_CHUNK_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Bytes per read from a backend that streams (its pieces are written as they come, so memory
+ * does not grow with this): one remote command for this much of the log, not one a chunk.
+ */
+export const LOG_STREAM_BYTES = 256 * 1024 * 1024;
 
 /** `yonder logs` without a range: the last 10 lines, as `tail`. */
 export const DEFAULT_LOG_LINES = 10;
@@ -159,16 +165,24 @@ class LogSession {
     this.options.onNotice?.(text);
   }
 
-  private readonly read = (offset: number, maxBytes: number): Promise<LogChunkV1> =>
-    readJobLog(this.context, this.job, { offset, maxBytes });
+  private readonly read = (
+    offset: number,
+    maxBytes: number,
+    onData: (piece: LogChunkV1) => Promise<void>,
+  ): Promise<LogChunkV1> => readJobLog(this.context, this.job, { offset, maxBytes, onData });
 
   /** Keep and write a chunk of the log. */
   private readonly hand = async (chunk: LogChunkV1, from = 0): Promise<void> => {
+    // A streamed read's answer spans the pieces already handed over and holds none of them.
+    if (chunk.data.length === 0 && chunk.offset > chunk.start) return;
     this.keeper.add(chunk);
     const data = from > 0 ? chunk.data.subarray(from) : chunk.data;
     if (data.length === 0) return;
     this.written += data.length;
     await this.write(from > 0 ? { ...chunk, data, start: chunk.start + from } : chunk);
+    // Where the next read starts, kept as each piece is written: a read that fails after some
+    // pieces went out goes on from here, never writing a byte twice.
+    if (this.begun) this.offset = chunk.offset;
   };
 
   private pump(to?: number): ReturnType<typeof pumpLog> {
@@ -176,6 +190,7 @@ class LogSession {
       from: this.offset,
       ...(to === undefined ? {} : { to }),
       chunkBytes: this.chunkBytes,
+      streamBytes: Math.max(this.chunkBytes, LOG_STREAM_BYTES),
       ...(this.options.signal ? { signal: this.options.signal } : {}),
     });
   }
@@ -220,6 +235,7 @@ class LogSession {
       chunk = await readJobLog(this.context, this.job, {
         ...rangeOptions(range),
         maxBytes: this.chunkBytes,
+        onData: (piece) => writeInChunks(piece, this.chunkBytes, this.hand),
       });
       if (!chunk.exists) return this.missing(chunk);
       start = chunk.start;
@@ -236,8 +252,9 @@ class LogSession {
 
   /** Write what the job added since; whether there was anything. */
   async catchUp(): Promise<boolean> {
+    const from = this.offset;
     const pumped = await this.pump();
-    if (pumped.shrank && pumped.size < this.offset) {
+    if (pumped.shrank && pumped.size < from) {
       this.notice(`the log of job ${this.job.id} shrank (truncated?): reading it from its start.`);
       this.offset = 0;
       return true;

@@ -1,4 +1,5 @@
 /** The one reader of a job's log file on its target, shared by every backend: a fixed sh script that returns raw bytes with byte offsets (or, on this machine, the file read directly). */
+import { recycleLogBuffer, takeLogBuffer } from '../backend/local/log-buffers.js';
 import { missingLog, readLogFile } from '../backend/local/read-log-file.js';
 import { YonderError } from '../errors/yonder-error.js';
 import type { LogChunkV1, ReadLogOptionsV1 } from '../spec/backend/v1/backend-v1.js';
@@ -65,6 +66,12 @@ printf 'LOG %s %s %s\\n' "$size" "$start" "$count"
 
 const HEADER = /^LOG (\d+) (\d+) (\d+)$/;
 
+/** The pieces a streamed read hands over: the transport's packets gathered, so each write is large. */
+export const LOG_PIECE_BYTES = 1024 * 1024;
+
+/** A streamed read may take long when its reader is slow: the command's own limit, past which it goes on by a new read. */
+const STREAM_TIMEOUT_MS = 600_000;
+
 function unavailable(log: string, detail: string, cause?: unknown): YonderError {
   return new YonderError(
     'E_LOG_UNAVAILABLE',
@@ -107,11 +114,20 @@ export async function readLogByScript(
         : options.tailBytes !== undefined
           ? ['bytes', options.tailBytes]
           : ['offset', 0];
-  const result = await transport.runScript(
-    READ_LOG_SCRIPT,
-    [log, mode, String(Math.max(0, Math.floor(amount))), String(maxBytes), String(scanBytes)],
-    { timeoutMs: 120_000, encoding: 'buffer', maxOutputBytes: maxBytes + 128 },
-  );
+  const args = [
+    log,
+    mode,
+    String(Math.max(0, Math.floor(amount))),
+    String(maxBytes),
+    String(scanBytes),
+  ];
+  if (options.onData && transport.streamsStdout)
+    return streamLogByScript(transport, log, args, options.onData);
+  const result = await transport.runScript(READ_LOG_SCRIPT, args, {
+    timeoutMs: 120_000,
+    encoding: 'buffer',
+    maxOutputBytes: maxBytes + 128,
+  });
   const out = outputBytes(transport, result, log);
   if (result.exitCode !== 0) {
     throw unavailable(
@@ -134,6 +150,120 @@ export async function readLogByScript(
     throw unavailable(log, `expected ${count} bytes from offset ${start}, got ${data.length}`);
   }
   return { exists: true, data, start, offset: start + count, size };
+}
+
+/**
+ * READ_LOG_SCRIPT through a transport that streams stdout: its bytes go to `onData` in pieces of
+ * LOG_PIECE_BYTES (one buffer, used again once each is written) while the command runs, held
+ * back while a piece is written. A read cut short after some pieces (its time limit passed
+ * while the reader was slow, the connection dropped) returns where it got to: the next read
+ * goes on from there, or fails in its turn.
+ */
+async function streamLogByScript(
+  transport: TransportV1,
+  log: string,
+  args: readonly string[],
+  onData: (piece: LogChunkV1) => Promise<void>,
+): Promise<LogChunkV1> {
+  let head = Buffer.alloc(0);
+  let header: { size: number; start: number; count: number } | undefined;
+  let missing = false;
+  let delivered = 0;
+  let piece: Buffer | undefined;
+  let filled = 0;
+  let failed: unknown;
+  const flush = async (): Promise<void> => {
+    if (!header || !piece || filled === 0) return;
+    const start = header.start + delivered;
+    const data = piece.subarray(0, filled);
+    delivered += filled;
+    filled = 0;
+    try {
+      await onData({ exists: true, data, start, offset: start + data.length, size: header.size });
+    } catch (error) {
+      failed = error;
+      throw error;
+    }
+  };
+  const take = (chunk: Buffer): Promise<void> | undefined => {
+    if (missing) return undefined;
+    if (!header) {
+      head = Buffer.concat([head, chunk]);
+      const newline = head.indexOf(0x0a);
+      if (newline < 0) {
+        if (head.length > 200)
+          throw unavailable(log, `unexpected answer ${JSON.stringify(head.toString())}`);
+        return undefined;
+      }
+      const line = head.subarray(0, newline).toString('latin1');
+      const rest = head.subarray(newline + 1);
+      head = Buffer.alloc(0);
+      if (line === 'MISSING') {
+        missing = true;
+        return undefined;
+      }
+      const match = HEADER.exec(line);
+      if (!match) throw unavailable(log, `unexpected answer ${JSON.stringify(line.slice(0, 200))}`);
+      header = { size: Number(match[1]), start: Number(match[2]), count: Number(match[3]) };
+      piece = takeLogBuffer(Math.min(LOG_PIECE_BYTES, Math.max(1, header.count)));
+      chunk = rest;
+    }
+    const into = piece as Buffer;
+    let at = 0;
+    while (at < chunk.length) {
+      const copied = chunk.copy(into, filled, at);
+      filled += copied;
+      at += copied;
+      if (filled === into.length) {
+        const rest = chunk.subarray(at);
+        return flush().then(() => (rest.length > 0 ? take(rest) : undefined));
+      }
+    }
+    return undefined;
+  };
+  try {
+    let result: RunResultV1;
+    try {
+      result = await transport.runScript(READ_LOG_SCRIPT, args, {
+        timeoutMs: STREAM_TIMEOUT_MS,
+        encoding: 'buffer',
+        onStdout: take,
+      });
+    } catch (error) {
+      if (failed !== undefined && error === failed) throw error;
+      // Cut short after some pieces: go on from where it got to.
+      if (header && delivered > 0)
+        return { exists: true, data: Buffer.alloc(0), ...span(header, delivered) };
+      throw error;
+    }
+    if (result.exitCode !== 0) {
+      throw unavailable(
+        log,
+        result.stderr.trim().slice(-500) || `exit status ${result.exitCode ?? result.signal}`,
+      );
+    }
+    if (missing) return missingLog(log);
+    if (!header) throw unavailable(log, 'no answer');
+    await flush();
+    if (delivered !== header.count) {
+      // The file shrank while it was read: never a silent gap.
+      throw unavailable(
+        log,
+        `expected ${header.count} bytes from offset ${header.start}, got ${delivered}`,
+      );
+    }
+    return { exists: true, data: Buffer.alloc(0), ...span(header, delivered) };
+  } finally {
+    if (piece) recycleLogBuffer(piece);
+  }
+}
+
+/** The offsets of a streamed read that handed over `delivered` bytes. */
+function span(
+  header: { size: number; start: number },
+  delivered: number,
+): { start: number; offset: number; size: number } {
+  return { start: header.start, offset: header.start + delivered, size: header.size };
 }
 
 /**

@@ -204,6 +204,14 @@ export interface ReadLogOptionsV1 {
   readonly offset?: number;
   /** Return at most this many bytes. Default 1 MiB. */
   readonly maxBytes?: number;
+  /**
+   * Optional: a backend that can stream hands the bytes over here, piece after piece in order,
+   * each awaited before the next (backpressure), instead of in the returned chunk's `data`, which
+   * is then empty while its `start` and `offset` span what was handed over (`maxBytes` still
+   * bounds the read; it may then be large). A piece's memory is lent until its promise settles.
+   * A backend that cannot stream ignores it and returns its bytes in `data` as without it.
+   */
+  readonly onData?: (piece: LogChunkV1) => Promise<void>;
 }
 
 /** What became of a job's files on its target when they were cleaned up. */

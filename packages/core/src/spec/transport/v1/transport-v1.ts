@@ -21,6 +21,16 @@ export interface RunOptionsV1 {
    * empty). Logs are read this way: a job's output need not be UTF-8. stderr is always text.
    */
   encoding?: 'utf8' | 'buffer';
+  /**
+   * With `encoding: 'buffer'`, on a transport whose `streamsStdout` is true: stdout's bytes are
+   * handed here in order as they arrive instead of being kept (`stdoutBytes` is then empty and
+   * `maxOutputBytes` does not apply to them). While a promise it returned is pending nothing more
+   * is read: the command waits (backpressure), so memory stays bounded whatever the caller's pace.
+   * The command's result comes only after the last call has settled; if one rejects, the command
+   * is stopped and `run` rejects with that error. A chunk's memory is the transport's: copy what
+   * you keep. Transports without `streamsStdout` ignore it.
+   */
+  onStdout?: (chunk: Buffer) => void | Promise<void>;
 }
 
 /** What a finished command produced. A non-zero exit is a result, not an exception. */
@@ -57,6 +67,8 @@ export interface TransportV1 {
   readonly id: string;
   /** A stable description of the host reached, for grouping and messages. */
   readonly target: string;
+  /** True when `run` and `runScript` honour `RunOptionsV1.onStdout` (stream stdout as it comes). */
+  readonly streamsStdout?: boolean;
   /**
    * Run one program with arguments.
    * @throws YonderError `E_COMMAND_NOT_FOUND` when the program does not exist,
