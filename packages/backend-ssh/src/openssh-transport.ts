@@ -229,8 +229,11 @@ export class OpensshTransport implements TransportV1 {
         stop();
         return undefined;
       };
-      // Streamed (onStdout): read into one buffer of ours, no more until the caller has taken it.
-      if (!(invocation.options.onStdout && readChildStdout(child.stdout, take)))
+      // Streamed (onStdout, bytes): read into one buffer of ours, no more until the caller has
+      // taken it. Kept output (no sink) must own its bytes, so it is read as Node reads it.
+      const streamed =
+        invocation.options.onStdout !== undefined && invocation.options.encoding === 'buffer';
+      if (!(streamed && readChildStdout(child.stdout, take)))
         child.stdout.on('data', (chunk: Buffer) => {
           const busy = take(chunk);
           if (busy) {

@@ -245,3 +245,47 @@ describe('sliceLog and tailLinesStart (a log held in memory)', () => {
     expect(tailLinesStart(Buffer.from('a\nb\n'), 5)).toEqual({ start: 0, found: 2 });
   });
 });
+
+describe('a streamed read cut short (its time limit, a dropped connection)', () => {
+  it('waits for the piece being written, takes nothing after, and goes on from the last byte written', async () => {
+    const piece = 1024 * 1024;
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const seen: string[] = [];
+    // A transport that hands over one full piece, gives up on the command while that piece is
+    // still being written, and then (as a pipe drained after the kill does) hands over more.
+    const cut: TransportV1 = {
+      ...local,
+      id: 'cut',
+      streamsStdout: true,
+      runScript: async (_script, _args, options) => {
+        const sink = options?.onStdout as (chunk: Buffer) => Promise<void> | undefined;
+        void sink(
+          Buffer.concat([
+            Buffer.from(`LOG ${3 * piece} 0 ${3 * piece}\n`),
+            Buffer.alloc(piece, 0x61),
+          ]),
+        );
+        setImmediate(() => void sink(Buffer.alloc(piece, 0x62)));
+        throw Object.assign(new Error('Command timed out after 600s on cut.'), {
+          code: 'E_TIMEOUT',
+        });
+      },
+    };
+    const reading = readLogByScript(cut, '/log', {
+      offset: 0,
+      onData: async (chunk) => {
+        await gate;
+        // Still the bytes handed over: the buffer was not given to anything else meanwhile.
+        seen.push(`${chunk.start}:${chunk.data.length}:${[...new Set(chunk.data)].join(',')}`);
+      },
+    });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    release();
+    const result = await reading;
+    expect(seen).toEqual([`0:${piece}:97`]);
+    expect(result).toMatchObject({ exists: true, start: 0, offset: piece });
+  });
+});

@@ -172,21 +172,31 @@ async function streamLogByScript(
   let piece: Buffer | undefined;
   let filled = 0;
   let failed: unknown;
+  // Once the read has ended (or been cut short), what the transport still hands over is not
+  // taken; and the piece being written is waited for before the buffer is used again.
+  let done = false;
+  let inFlight: Promise<void> = Promise.resolve();
   const flush = async (): Promise<void> => {
     if (!header || !piece || filled === 0) return;
     const start = header.start + delivered;
     const data = piece.subarray(0, filled);
-    delivered += filled;
-    filled = 0;
-    try {
-      await onData({ exists: true, data, start, offset: start + data.length, size: header.size });
-    } catch (error) {
-      failed = error;
-      throw error;
-    }
+    const size = header.size;
+    const written = (async () => {
+      try {
+        await onData({ exists: true, data, start, offset: start + data.length, size });
+      } catch (error) {
+        failed = error;
+        throw error;
+      }
+      // Counted once written: a read cut short goes on from the last byte really handed over.
+      delivered += data.length;
+      filled = 0;
+    })();
+    inFlight = written.catch(() => undefined);
+    await written;
   };
   const take = (chunk: Buffer): Promise<void> | undefined => {
-    if (missing) return undefined;
+    if (done || missing) return undefined;
     if (!header) {
       head = Buffer.concat([head, chunk]);
       const newline = head.indexOf(0x0a);
@@ -230,6 +240,8 @@ async function streamLogByScript(
         onStdout: take,
       });
     } catch (error) {
+      done = true;
+      await inFlight;
       if (failed !== undefined && error === failed) throw error;
       // Cut short after some pieces: go on from where it got to.
       if (header && delivered > 0)
@@ -254,6 +266,8 @@ async function streamLogByScript(
     }
     return { exists: true, data: Buffer.alloc(0), ...span(header, delivered) };
   } finally {
+    done = true;
+    await inFlight;
     if (piece) recycleLogBuffer(piece);
   }
 }
