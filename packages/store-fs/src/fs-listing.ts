@@ -1,15 +1,15 @@
 /** The file ledger's listing of its whole history: finished jobs from the listing index while their shard is unchanged, every other job from its record, the index brought up to date as it goes. */
 import { closeSync, fstatSync, lstatSync } from 'node:fs';
 import { join } from 'node:path';
-import type {
-  JobRecord,
-  JobState,
-  ListingEntryV1,
-  ListingOptionsV1,
-  ListingV1,
-  StoreProblemV1,
-} from '@yonder/core';
-import { isTerminal, listedJob, readPrivateFile } from '@yonder/core/backend-kit';
+import type { JobRecord, JobState, StoreProblemV1 } from '@yonder/core';
+import {
+  isTerminal,
+  type ListingEntryV1,
+  type ListingOptionsV1,
+  type ListingV1,
+  listedJob,
+  readPrivateFile,
+} from '@yonder/core/backend-kit';
 import { compactIndex } from './compact-index.js';
 import type { LedgerDirectories } from './ledger-directories.js';
 import { openLedgerFile } from './ledger-index.js';

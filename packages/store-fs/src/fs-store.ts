@@ -4,8 +4,6 @@ import { join } from 'node:path';
 import {
   type JobRecord,
   type LeaseV1,
-  type ListingOptionsV1,
-  type ListingV1,
   type ListJobsOptionsV1,
   type ListJobsResultV1,
   type Profile,
@@ -19,6 +17,8 @@ import {
   checkPrivateEntry,
   createPrivateFile,
   isTerminal,
+  type ListingOptionsV1,
+  type ListingV1,
   parseJson,
   readPrivateFile,
   removePrivateFile,

@@ -2,7 +2,8 @@
 import type { Stats } from 'node:fs';
 import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import { crc32 } from 'node:zlib';
-import type { JobRecord, JobState, ListingEntryV1 } from '@yonder/core';
+import type { JobRecord, JobState } from '@yonder/core';
+import type { ListingEntryV1 } from '@yonder/core/backend-kit';
 import { JOB_STATES, writeAll } from '@yonder/core/backend-kit';
 import { checkLedgerFile } from './ledger-index.js';
 import { JOB_ID } from './records.js';

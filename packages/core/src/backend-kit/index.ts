@@ -67,6 +67,8 @@ export {
   type ResolvedContainer,
 } from '../spec/container.js';
 export type { ProcessIdentity } from '../spec/job.js';
+// The optional `listing()` of a store (a large history read fast), for store authors.
+export type { ListingEntryV1, ListingOptionsV1, ListingV1 } from '../spec/store/v1/store-v1.js';
 export {
   isActive,
   isJobState,

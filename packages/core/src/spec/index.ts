@@ -29,9 +29,6 @@ export type { Profile } from './profile.js';
 export type { StoreFactoryV1 } from './store/v1/store-factory-v1.js';
 export type {
   LeaseV1,
-  ListingEntryV1,
-  ListingOptionsV1,
-  ListingV1,
   ListJobsOptionsV1,
   ListJobsResultV1,
   StoreProblemV1,

@@ -1,5 +1,6 @@
 /** `yonder list --all` from the store's listing: every job without holding or parsing every record, written a piece at a time as stdout takes it. */
-import type { JobRecord, ListingEntryV1, ListingV1, StoreProblemV1 } from '@yonder/core';
+import type { JobRecord, StoreProblemV1 } from '@yonder/core';
+import type { ListingEntryV1, ListingV1 } from '@yonder/core/backend-kit';
 import type { CommandContext } from '../../command.js';
 import { formatJob } from '../../format-job.js';
 import { jobTablePieces } from '../../job-table.js';
