@@ -4,7 +4,6 @@ import { isJobState } from '@yonder/core/backend-kit';
 import { parse } from '../../args.js';
 import type { Command } from '../../command.js';
 import { checkFormat, formatJob } from '../../format-job.js';
-import { jobTable } from '../../job-table.js';
 import { envelope, jobJson, warnUnreachable } from '../../output.js';
 import { UsageError } from '../../usage-error.js';
 import { listAll } from './list-all.js';
@@ -100,7 +99,8 @@ export const run: Command = async (argv, context) => {
   else if (values.quiet) io.stdout(jobs.map((job) => `${job.id}\n`).join(''));
   else if (values.json) io.stdout(envelope(jobs.map(jobJson)));
   else if (jobs.length === 0) io.stderr('No jobs. Submit one with: yonder submit -- COMMAND\n');
-  else io.stdout(jobTable(io, jobs));
+  // The table's display-width tables load only when there is a table to print.
+  else io.stdout((await import('../../job-table.js')).jobTable(io, jobs));
   return 0;
 };
 

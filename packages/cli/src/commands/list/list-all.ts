@@ -3,7 +3,6 @@ import type { JobRecord, StoreProblemV1 } from '@yonder/core';
 import type { ListingEntryV1, ListingV1 } from '@yonder/core/backend-kit';
 import type { CommandContext } from '../../command.js';
 import { formatJob } from '../../format-job.js';
-import { jobTablePieces } from '../../job-table.js';
 import { warnUnreachable } from '../../output.js';
 import { type ListSelection, type ListShape, sinceAndLimit } from './list-selection.js';
 
@@ -100,6 +99,7 @@ export async function listAll(
         io.stderr('No jobs. Submit one with: yonder submit -- COMMAND\n');
         return 0;
       }
+      const { jobTablePieces } = await import('../../job-table.js');
       for (const piece of jobTablePieces(io, entries)) {
         if (out.closed()) return 0;
         if (out.add(piece)) await out.flush();

@@ -2,7 +2,6 @@
 import type { JobRecord, ListOptions } from '@yonder/core';
 import { isTerminal } from '@yonder/core/backend-kit';
 import type { CommandContext } from '../../command.js';
-import { jobTable } from '../../job-table.js';
 import { jobJson, paintState } from '../../output.js';
 
 /** Clear the screen and go home, as `watch(1)` redraws. */
@@ -15,6 +14,7 @@ export async function watchList(
   terminal: boolean,
 ): Promise<number> {
   const { manager } = runtime();
+  const { jobTable } = await import('../../job-table.js');
   const controller = new AbortController();
   const stop = (): void => controller.abort();
   process.once('SIGINT', stop);
