@@ -198,6 +198,33 @@ describe('cancel stops the whole job', () => {
   });
 });
 
+describe('a cancel that reaches only the wrapper', () => {
+  it('after the job has run is "not running": the job ended on its own, and its own end is kept', async () => {
+    // The job stops its wrapper and exits 0 at once: the wrapper is left, about to record it.
+    const job = await start(['sh', '-c', 'kill -STOP $PPID']);
+    await until(
+      () => readProcessStat(Number(job.data.pid))?.state === 'T',
+      10_000,
+      'the wrapper to be stopped',
+    );
+    await until(
+      () => markedProcesses(job.id).every((pid) => pid === Number(job.data.pid)),
+      10_000,
+      'the job to exit, leaving its wrapper',
+    );
+    const outcome = await backend.cancel([{ ...job, cancelRequested: true }], context, {
+      force: false,
+    });
+    expect(outcome.get(job.id)).toEqual({ kind: 'not-running' });
+    process.kill(Number(job.data.pid), 'SIGCONT');
+    await until(
+      async () => stateOf(await observe(job)) === 'succeeded',
+      10_000,
+      'the end to be recorded',
+    );
+  });
+});
+
 describe('only a verified job is signalled', () => {
   it('a record naming pid 1, 0, -1 or a group not led by the job signals nothing', async () => {
     const canary: ChildProcess = spawn('sleep', ['60'], { detached: true, stdio: 'ignore' });

@@ -255,8 +255,10 @@ done
  * KILL spares the wrapper, which then records the job's end, and is repeated for what is left or
  * was made meanwhile (a few rounds, each waiting up to a second); what still runs after it is
  * reported, and written to the job directory (`kill-survivors`) for the polls. Prints per job
- * `<index> SENT`, `<index> NOTRUNNING` (nothing of it runs; its secrets file, if any, is
- * deleted), `<index> FAILED`, or `<index> SURVIVED <count> <pid>…`.
+ * `<index> SENT`, `<index> NOTRUNNING` (nothing of it runs — its secrets file, if any, is
+ * deleted — or only its wrapper, after the job has run: the job ended on its own and the
+ * wrapper is recording it; nothing is signalled then), `<index> FAILED`, or
+ * `<index> SURVIVED <count> <pid>…`.
  */
 export const WORKSTATION_CANCEL_SCRIPT = `${PROCESS_IDENTITY_FUNCTIONS}
 ${JOB_PROCESS_FUNCTIONS}
@@ -300,6 +302,9 @@ kill_all() {
   if [ "$left_count" -gt 0 ]; then printf '%s SURVIVED %s%s\\n' "$i" "$left_count" "$left"
   else printf '%s SENT\\n' "$i"; fi
 }
+job_ran() {
+  enter_private "$1" && [ -f job.pid ]; jr=$?; cd /; return "$jr"
+}
 stop_job() {
   cd /
   if [ "$4" != "$boot" ] || { [ -n "$5" ] && [ "$5" != "$host" ]; }; then printf '%s NOTRUNNING\\n' "$i"; return; fi
@@ -307,6 +312,10 @@ stop_job() {
   job_processes "$6" "$2" "$group"
   if [ -z "$leader" ] && [ -z "$targets" ]; then
     if enter_private "$1" && { [ -e secrets.sh ] || [ -L secrets.sh ]; }; then rm -f -- secrets.sh; fi
+    printf '%s NOTRUNNING\\n' "$i"
+  elif [ -z "$targets" ] && job_ran "$1"; then
+    # Only the wrapper is left, and the job has run: it ended on its own before this signal
+    # (the wrapper is recording that), so nothing of it is reached.
     printf '%s NOTRUNNING\\n' "$i"
   elif [ "$sig" = KILL ]; then kill_all "$@"
   else terminate; fi
