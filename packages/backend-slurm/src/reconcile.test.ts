@@ -290,6 +290,20 @@ describe('reconcile: the wrapper’s own evidence', () => {
     }
   });
 
+  it('a requeued job waiting for its next run is pending, whatever exit code its last run left', () => {
+    // Recorded here: right after `scontrol requeue`, sacct says REQUEUED, then PENDING; the
+    // first run's wrapper recorded 143 (the requeue's TERM). squeue lists nothing this moment.
+    for (const state of ['REQUEUED', 'PENDING'])
+      expect(
+        observe(
+          job('50', 'yonder-ok', 'running'),
+          sacct(`50|50|yonder-ok|${state}|0:0|\n`),
+          exited(143),
+          gone,
+        ),
+      ).toMatchObject({ kind: 'found', state: 'pending', source: 'sacct' });
+  });
+
   it('a run that exited non-zero failed with its exact code; sacct adds only why', () => {
     expect(observe(job('50', 'yonder-ok', 'running'), stale, exited(3), gone)).toMatchObject({
       state: 'failed',

@@ -41,7 +41,8 @@ function failed(source: string, error: QueryFailure['error']): ObservationV1 {
 
 /**
  * One job's observation. squeue is authoritative for live jobs. For a job it lists as finished
- * or no longer lists, the wrapper's exit code decides how the run ended (sacct's terminal row,
+ * or no longer lists, the wrapper's exit code decides how the run ended (unless accounting
+ * says the job waits for another run: a requeue ended the last one) (sacct's terminal row,
  * when it has one, adds why: a timeout, a cancel); else a terminal row decides. A source that
  * failed, or an answer that cannot be true (no accounting record for a job that started or was
  * running), is a failed query that changes nothing. The job is absent only when no source
@@ -106,6 +107,10 @@ function weigh(job: BackendJobV1, evidence: SlurmEvidence): ObservationV1 {
     : undefined;
   const ended = fromAccounting && TERMINAL.has(fromAccounting.state) ? fromAccounting : fromQueue;
   const files = 'error' in evidence.files ? null : evidence.files;
+  // Accounting says the job waits (REQUEUED, PENDING) and squeue lists nothing final: the exit
+  // code on file is an earlier run's, ended by the requeue, not the job's end.
+  if (files?.exitCode != null && !ended && fromAccounting?.state === 'pending')
+    return fromAccounting;
   if (files?.exitCode != null) return withExitCode(files.exitCode, ended);
   if (ended) {
     if (ended.source === 'sacct' || ended.state === 'succeeded') return ended;
