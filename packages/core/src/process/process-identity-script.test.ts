@@ -125,8 +125,9 @@ describe('is_job, read_boot and read_host', () => {
     expect(await isJob('-1', init)).toBe('no\n');
     expect(await isJob('1 2', init)).toBe('no\n');
     expect(await isJob('99999999999999999999', '0')).toBe('no\n');
-    // A child its parent never reaps: `sleep 30` does not wait for the `sleep 0` before it.
-    const parent = spawn('sh', ['-c', 'sleep 0 & echo $!; exec sleep 30'], {
+    // A child its parent never reaps: it ends after sh has become `sleep 30`, which does not
+    // wait for it (one that ended while sh still ran could be reaped by sh).
+    const parent = spawn('sh', ['-c', 'sleep 1 & echo $!; exec sleep 30'], {
       stdio: ['ignore', 'pipe', 'ignore'],
     });
     children.push(parent);
@@ -134,7 +135,7 @@ describe('is_job, read_boot and read_host', () => {
       parent.stdout?.once('data', (chunk: Buffer) => resolve(chunk.toString('utf8'))),
     );
     const pid = Number(line.trim());
-    await expect.poll(() => readProcessStat(pid)?.state).toBe('Z');
+    await expect.poll(() => readProcessStat(pid)?.state, { timeout: 10_000 }).toBe('Z');
     expect(await isJob(pid, readProcessStat(pid)?.startTime as string)).toBe('no\n');
   });
 
