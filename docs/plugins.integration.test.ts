@@ -1,8 +1,15 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { REPOSITORY_ROOT as ROOT, requireCliBuild, runCli } from '@yonder/test-helpers';
+import {
+  cleanupUsers,
+  installPackages,
+  onCleanup,
+  privateTempDir,
+  REPOSITORY_ROOT as ROOT,
+  requireCliBuild,
+  runCli,
+} from '@yonder/test-helpers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const PACKAGE = join(ROOT, 'docs', '.snippets', 'yonder-backend-echo');
@@ -49,6 +56,7 @@ beforeAll(() => {
 
 afterAll(() => {
   rmSync(join(ROOT, 'docs', '.snippets'), { recursive: true, force: true });
+  cleanupUsers();
 });
 
 describe('docs/plugins.md', () => {
@@ -76,9 +84,14 @@ describe('docs/plugins.md', () => {
   }, 150_000);
 
   it('the CLI loads the plugin by package name from the config and runs jobs through it', async () => {
-    const site = mkdtempSync(join(tmpdir(), 'yonder-doc-site-'));
-    mkdirSync(join(site, 'node_modules'));
-    symlinkSync(PACKAGE, join(site, 'node_modules', 'yonder-backend-echo'));
+    // Installed as npm would: a copy beside its dependency, below no directory all may write to.
+    const site = privateTempDir('yonder-doc-site');
+    onCleanup(() => rmSync(site, { recursive: true, force: true }));
+    installPackages(site, ['@yonder/core']);
+    const installed = join(site, 'node_modules', 'yonder-backend-echo');
+    mkdirSync(installed);
+    cpSync(join(PACKAGE, 'package.json'), join(installed, 'package.json'));
+    cpSync(join(PACKAGE, 'dist'), join(installed, 'dist'), { recursive: true });
     writeFileSync(join(site, 'config.json'), JSON.stringify({ plugins: ['yonder-backend-echo'] }));
     const run = (...args: string[]) =>
       runCli(args, {

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import {
   hostileWords,
+  privateTempDir,
   requireCliBuild,
   runCli,
   runCliJson,
@@ -13,6 +14,7 @@ import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
 let state: string;
 let work: string;
+const sites: string[] = [];
 
 const CORE = pathToFileURL(new URL('../../core/dist/index.js', import.meta.url).pathname).href;
 const TOYQ = new URL('../../backend-command/examples/toyq', import.meta.url).pathname;
@@ -40,7 +42,9 @@ export function createYonderPlugin() {
 
 /** A config naming the recording plugin, installed in the config's node_modules. */
 function recordingSite(): Record<string, string> {
-  const site = join(work, 'site');
+  // Not below /tmp: a plugin below a directory all may write to is refused.
+  const site = privateTempDir('yonder-cli-site');
+  sites.push(site);
   const dir = join(site, 'node_modules', 'yonder-transport-recording');
   mkdirSync(dir, { recursive: true });
   writeFileSync(
@@ -76,6 +80,7 @@ beforeEach(() => {
 });
 
 afterEach(() => {
+  for (const site of sites.splice(0)) rmSync(site, { recursive: true, force: true });
   rmSync(state, { recursive: true, force: true });
   rmSync(work, { recursive: true, force: true });
 });

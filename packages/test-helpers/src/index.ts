@@ -11,7 +11,9 @@ export {
   LINE_BREAKS,
   NUL,
 } from './hostile-fragments.js';
+export { type InstalledCli, installCli, installPackages } from './install-cli.js';
 export { logBytes, logPiece, logWrites, referenceTail } from './log-bytes.js';
+export { privateTempDir } from './private-dir.js';
 export {
   alive,
   JOB_GONE_MS,

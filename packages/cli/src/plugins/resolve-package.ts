@@ -48,6 +48,10 @@ function packageDirectoryOf(file: string, name: string): string | null {
 }
 
 /** Node's resolution of `name` from a module in `directory`; null when it is not installed there. */
+function isOwn(directory: string, own: OwnResolution | undefined): boolean {
+  return own !== undefined && resolve(own.directory) === resolve(directory);
+}
+
 async function resolveFrom(
   name: string,
   directory: string,
@@ -55,7 +59,7 @@ async function resolveFrom(
 ): Promise<string | null> {
   const parent = pathToFileURL(join(resolve(directory), 'yonder-plugin-resolution.js')).href;
   // From the directory `own` stands for, Node resolves the name itself, exactly as from `parent`.
-  const fromOwn = own !== undefined && resolve(own.directory) === resolve(directory);
+  const fromOwn = isOwn(directory, own);
   if (!fromOwn && importMetaResolve === undefined)
     importMetaResolve = import('import-meta-resolve').then((module) => module.resolve);
   const resolveElsewhere = fromOwn ? null : await importMetaResolve;
@@ -78,11 +82,14 @@ async function resolveFrom(
 
 /**
  * The plugin's own imports resolve, as Node resolves them, from a `node_modules` in its
- * directory or any directory above it. Each that exists must be trusted too: below a directory
- * all may write to (the sticky /tmp), another user could have made one.
+ * directory or any directory above it, looked up each time an import asks (so also long after
+ * the plugin loaded). Each that exists must be trusted too. Outside the CLI's own installation,
+ * one that does not exist must stay so: below a directory all may write to (the sticky /tmp),
+ * another user could make it at any time. (The CLI's own modules resolve their imports up the
+ * same directories before any plugin loads, so its bundled plugins are held to what it is.)
  * @throws UntrustedPathError `E_UNTRUSTED_PATH` naming the directory.
  */
-function checkDependencyDirectories(name: string, packageDir: string): void {
+function checkDependencyDirectories(name: string, packageDir: string, ownInstall: boolean): void {
   let dir = packageDir;
   for (;;) {
     const modules = basename(dir) === 'node_modules' ? dir : join(dir, 'node_modules');
@@ -90,6 +97,7 @@ function checkDependencyDirectories(name: string, packageDir: string): void {
       role: `a directory the plugin ${name} loads its dependencies from`,
       type: 'directory',
       allowRootOwner: true,
+      absentMustStayAbsent: !ownInstall,
     });
     const parent = dirname(dir);
     if (parent === dir) return;
@@ -103,7 +111,8 @@ function checkDependencyDirectories(name: string, packageDir: string): void {
  * directory of `from` in turn (the CLI's own installation, the config file's directory), then
  * from the global install directories in `extra`. The working directory is never searched.
  * The file found, every directory above it, and every `node_modules` its own imports could
- * resolve from must be trusted (the user's or root's, written by no one else), as plugin code
+ * resolve from must be trusted (the user's or root's, written by no one else), and outside the
+ * CLI's own installation none of those may be left for another user to create, as plugin code
  * runs as the user. `own` resolves from the CLI's own directory with Node itself.
  * @throws UntrustedPathError `E_UNTRUSTED_PATH` when what is found could be someone else's;
  * YonderError `E_PLUGIN` when the package is there but cannot be resolved.
@@ -125,7 +134,7 @@ export async function findPackage(
       allowRootOwner: true,
     });
     const dir = packageDirectoryOf(entry, name) ?? dirname(entry);
-    checkDependencyDirectories(name, dir);
+    checkDependencyDirectories(name, dir, isOwn(start, own));
     return { dir, entry };
   }
   return null;

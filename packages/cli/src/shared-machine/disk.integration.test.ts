@@ -17,6 +17,8 @@ import {
 import { join } from 'node:path';
 import {
   cleanupUsers,
+  type InstalledCli,
+  installCli,
   jsonOf,
   onCleanup,
   ownedDir,
@@ -25,7 +27,6 @@ import {
   type TestUser,
 } from '@yonder/test-helpers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type InstalledCli, installCli } from './install-cli.js';
 
 let victim: TestUser;
 let cli: InstalledCli;

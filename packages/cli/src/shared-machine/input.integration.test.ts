@@ -10,6 +10,8 @@ import { join } from 'node:path';
 import {
   type CliResult,
   cleanupUsers,
+  type InstalledCli,
+  installCli,
   jsonOf,
   onCleanup,
   ownedDir,
@@ -18,7 +20,6 @@ import {
   type TestUser,
 } from '@yonder/test-helpers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type InstalledCli, installCli } from './install-cli.js';
 
 let victim: TestUser;
 let cli: InstalledCli;

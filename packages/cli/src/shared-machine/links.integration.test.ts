@@ -18,6 +18,8 @@ import {
 import { join } from 'node:path';
 import {
   cleanupUsers,
+  type InstalledCli,
+  installCli,
   jsonOf,
   onCleanup,
   ownedDir,
@@ -26,7 +28,6 @@ import {
   type TestUser,
 } from '@yonder/test-helpers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type InstalledCli, installCli } from './install-cli.js';
 
 let victim: TestUser;
 let attacker: TestUser;

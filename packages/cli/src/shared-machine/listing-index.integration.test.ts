@@ -7,6 +7,8 @@ import { chownSync, lstatSync, readFileSync, rmSync, utimesSync, writeFileSync }
 import { join } from 'node:path';
 import {
   cleanupUsers,
+  type InstalledCli,
+  installCli,
   jsonOf,
   onCleanup,
   ownedDir,
@@ -15,7 +17,6 @@ import {
   type TestUser,
 } from '@yonder/test-helpers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type InstalledCli, installCli } from './install-cli.js';
 
 let victim: TestUser;
 let attacker: TestUser;

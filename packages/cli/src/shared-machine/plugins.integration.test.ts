@@ -17,6 +17,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   cleanupUsers,
+  type InstalledCli,
+  installCli,
+  installPackages,
   jsonOf,
   onCleanup,
   ownedDir,
@@ -25,7 +28,6 @@ import {
   type TestUser,
 } from '@yonder/test-helpers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type InstalledCli, installCli, installPackages } from './install-cli.js';
 
 let victim: TestUser;
 let attacker: TestUser;
@@ -72,6 +74,31 @@ export function createYonderPlugin() { return { specificationVersion: 'v1', back
     writeFileSync(join(root, file), text);
     chownSync(join(root, file), attacker.uid, attacker.gid);
   }
+}
+
+/**
+ * The victim's own config directory below `shared` (a directory all may write to, as /tmp),
+ * naming the plugin `yonder-backend-demo` installed in it with `index`. Returns the CLI's env.
+ */
+function demoConfigBelow(shared: string, index: string): Record<string, string> {
+  const config = join(shared, 'victim-config');
+  const demo = join(config, 'node_modules', 'yonder-backend-demo');
+  mkdirSync(demo, { recursive: true });
+  writeFileSync(
+    join(demo, 'package.json'),
+    JSON.stringify({
+      name: 'yonder-backend-demo',
+      version: '1.0.0',
+      type: 'module',
+      exports: './index.js',
+    }),
+  );
+  writeFileSync(join(demo, 'index.js'), index);
+  writeFileSync(join(config, 'config.json'), JSON.stringify({ plugins: ['yonder-backend-demo'] }));
+  giveTo(victim, config);
+  chmodSync(config, 0o700);
+  const state = ownedDir(victim, 'demo-config-state');
+  return { YONDER_CONFIG: join(config, 'config.json'), YONDER_STATE_DIR: join(state, 'state') };
 }
 
 function pwned(marks: string): boolean {
@@ -147,36 +174,12 @@ describe('plugin resolution', () => {
   it('a plugin’s own import found in node_modules of a shared parent: the plugin is refused and reported, the rest works', async () => {
     const shared = stickyShared();
     const marks = stickyShared();
-    // The victim's own config directory, below a directory all may write to (as /tmp).
-    const config = join(shared, 'victim-config');
-    mkdirSync(join(config, 'node_modules', 'yonder-backend-demo'), { recursive: true });
-    const demo = join(config, 'node_modules', 'yonder-backend-demo');
-    writeFileSync(
-      join(demo, 'package.json'),
-      JSON.stringify({
-        name: 'yonder-backend-demo',
-        version: '1.0.0',
-        type: 'module',
-        exports: './index.js',
-      }),
-    );
     // Its dependency is not installed beside it, so Node would look further up.
-    writeFileSync(
-      join(demo, 'index.js'),
+    const env = demoConfigBelow(
+      shared,
       "import 'yonder-demo-dependency';\nexport function createYonderPlugin() { return { specificationVersion: 'v1', backends: [] }; }\n",
     );
-    writeFileSync(
-      join(config, 'config.json'),
-      JSON.stringify({ plugins: ['yonder-backend-demo'] }),
-    );
-    giveTo(victim, config);
-    chmodSync(config, 0o700);
     plantPackage(shared, 'yonder-demo-dependency', marks);
-    const state = ownedDir(victim, 'dependency-state');
-    const env = {
-      YONDER_CONFIG: join(config, 'config.json'),
-      YONDER_STATE_DIR: join(state, 'state'),
-    };
     const result = await runAs(victim, cli.bin, ['plugins', '--json'], { env });
     expect(result.code, result.stderr).toBe(0);
     const status = jsonOf(result).result.plugins.find(
@@ -189,6 +192,34 @@ describe('plugin resolution', () => {
     const submitted = await runAs(victim, cli.bin, ['submit', '--json', '--', 'true'], { env });
     expect(submitted.code, submitted.stderr).toBe(0);
     expect(pwned(marks)).toBe(false);
+  });
+
+  it('a plugin below a shared directory with no node_modules yet: refused before it is imported, so one made there later is never used', async () => {
+    const shared = stickyShared();
+    const marks = stickyShared();
+    // It would load a dependency only when asked, long after any check at start had looked.
+    const env = demoConfigBelow(
+      shared,
+      `import { writeFileSync } from 'node:fs';
+writeFileSync(${'$'}{JSON.stringify(join(marks, 'loaded'))}, '');
+export function createYonderPlugin() { return { specificationVersion: 'v1', backends: [] }; }
+`,
+    );
+    const result = await runAs(victim, cli.bin, ['plugins', '--json'], { env });
+    expect(result.code, result.stderr).toBe(0);
+    const status = jsonOf(result).result.plugins.find(
+      (entry: { package: string }) => entry.package === 'yonder-backend-demo',
+    );
+    expect(status, JSON.stringify(status)).toMatchObject({ ok: false, missing: false });
+    expect(status.error).toContain(
+      `${shared} (owner root (uid 0), mode 01777) is writable by its group and others`,
+    );
+    expect(status.error).toContain(`who could create ${join(shared, 'node_modules')}`);
+    expect(status.error).toContain(
+      'Fix: use a location below directories that only you or root can write',
+    );
+    // Not imported at all: nothing of it ran, so nothing it could import later can be the attacker's.
+    expect(existsSync(join(marks, 'loaded'))).toBe(false);
   });
 
   it('a config file others can write: refused with chmod go-w, its plugins never loaded', async () => {

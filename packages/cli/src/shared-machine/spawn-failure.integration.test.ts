@@ -9,6 +9,8 @@ import { join } from 'node:path';
 import {
   type CliResult,
   cleanupUsers,
+  type InstalledCli,
+  installCli,
   onCleanup,
   ownedDir,
   requireUsers,
@@ -16,7 +18,6 @@ import {
   type TestUser,
 } from '@yonder/test-helpers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type InstalledCli, installCli } from './install-cli.js';
 
 let victim: TestUser;
 let cli: InstalledCli;

@@ -122,6 +122,24 @@ describe('checkTrustedPath', () => {
     expect(refusal(() => checkTrustedPath(join(base, 'a', 'b'))).path).toBe(base);
   });
 
+  it('with absentMustStayAbsent, refuses a missing path another user could create, even in a sticky directory', () => {
+    const shared = join(base, 'shared');
+    mkdirSync(shared);
+    chmodSync(shared, 0o1777);
+    const options = { absentMustStayAbsent: true, role: 'a test directory' };
+    // Only the first missing name matters: it is made in the deepest directory there is.
+    const refused = refusal(() => checkTrustedPath(join(shared, 'node_modules', 'x'), options));
+    expect(refused.path).toBe(shared);
+    expect(refused.message).toContain(`who could create ${join(shared, 'node_modules')}`);
+    expect(refused.message).toContain(`Fix: use a location below directories that only you`);
+    // Without the option, or where it exists and is the user's, the sticky parent is fine.
+    expect(checkTrustedPath(join(shared, 'node_modules'))).toBe(false);
+    mkdirSync(join(shared, 'node_modules'), { mode: 0o755 });
+    expect(checkTrustedPath(join(shared, 'node_modules'), options)).toBe(true);
+    // In a directory no one else can write, an absent path stays absent.
+    expect(checkTrustedPath(join(base, 'node_modules'), options)).toBe(false);
+  });
+
   it('checks the type of the path itself', () => {
     writeFileSync(join(base, 'file'), 'x', { mode: 0o600 });
     expect(

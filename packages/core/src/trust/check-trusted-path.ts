@@ -19,6 +19,12 @@ export interface TrustOptions {
   type?: 'directory' | 'file';
   /** Whether the path itself may be root's as well as the user's (code installed by root). */
   allowRootOwner?: boolean;
+  /**
+   * When the path does not exist, whether no one else may be able to create it either: the
+   * directory it would be made in must then be writable by nobody else, sticky or not. For
+   * names a program would use once they appear, as Node's module lookup uses `node_modules`.
+   */
+  absentMustStayAbsent?: boolean;
 }
 
 type Inspection =
@@ -78,6 +84,17 @@ class Checker {
         `chmod go-w ${path} (or, for a directory all may share, chmod +t ${path} as /tmp has).`,
       );
     }
+  }
+
+  /** Where an absent path would be made: writable by nobody else, not even with the sticky bit. */
+  creatableIn(path: string, info: Stats, missing: string): void {
+    if ((info.mode & GROUP_OR_OTHER_WRITE) === 0) return;
+    this.refuse(
+      path,
+      info,
+      `is writable by ${writers(info.mode)}, who could create ${join(path, missing)} (it does not exist yet)`,
+      `use a location below directories that only you or root can write (not below ${path}).`,
+    );
   }
 
   /** A symbolic link on the way: only one of the user's or root's is followed. */
@@ -144,7 +161,11 @@ function inspect(path: string, options: TrustOptions): Inspection {
     }
     const candidate = join(current, name);
     const info = lstatOrNull(candidate);
-    if (info === null) return { exists: false, parent: current, missing: [name, ...pending] };
+    if (info === null) {
+      if (options.absentMustStayAbsent === true)
+        check.creatableIn(current, lstatSync(current), name);
+      return { exists: false, parent: current, missing: [name, ...pending] };
+    }
     if (info.isSymbolicLink()) {
       check.link(candidate, info);
       links += 1;

@@ -17,14 +17,13 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, sep } from 'node:path';
+import { REPOSITORY_ROOT } from './repository.js';
 
-/** The repository this file is in. */
-export const REPOSITORY = new URL('../../../../', import.meta.url).pathname.replace(/\/$/, '');
 /**
  * Where the installed packages are copied from: this repository, or the built checkout that
  * `YONDER_TEST_CLI_FROM` names (to watch each attack succeed against an older yonder).
  */
-const SOURCE = process.env.YONDER_TEST_CLI_FROM ?? REPOSITORY;
+const SOURCE = process.env.YONDER_TEST_CLI_FROM ?? REPOSITORY_ROOT;
 
 export interface InstalledCli {
   /** The directory holding `node_modules/`. */
