@@ -50,12 +50,15 @@ export function layoutTable(
   const widths = header.map((title) => stringWidth(title));
   for (let row = 0; row < count; row += 1) {
     for (let column = 0; column < columns; column += 1) {
-      const [text, width] = fitCell(cell(row, column), options.maxCellWidth);
-      cells[row * columns + column] = text;
-      cellWidths[row * columns + column] = width;
+      const at = row * columns + column;
+      cells[at] = fitCell(cell(row, column), options.maxCellWidth, cellWidths, at);
+      const width = cellWidths[at] as number;
       if (width > (widths[column] as number)) widths[column] = width;
     }
   }
+  // One string of spaces for each padding width, however many cells it pads.
+  const spaces: string[] = [];
+  const pad = (width: number): string => (spaces[width] ??= ' '.repeat(width));
   const line = (
     texts: readonly string[],
     measured: ArrayLike<number>,
@@ -69,7 +72,7 @@ export function layoutTable(
       if (column > 0) text += '  ';
       text += shown;
       if (column < columns - 1)
-        text += ' '.repeat((widths[column] as number) - (measured[base + column] as number));
+        text += pad((widths[column] as number) - (measured[base + column] as number));
     }
     return `${text}\n`;
   };
@@ -92,15 +95,28 @@ export function layoutTable(
 /** Printable ASCII: one column a character, nothing to escape (most cells of most tables). */
 const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
 
-/** A cell escaped and cut to `maxWidth` columns, with its display width. */
-function fitCell(cell: string, maxWidth: number | undefined): [string, number] {
+/**
+ * A cell escaped and cut to `maxWidth` columns, its display width stored at `widths[at]` (no
+ * pair made for each of a long table's many cells).
+ */
+function fitCell(
+  cell: string,
+  maxWidth: number | undefined,
+  widths: Uint32Array,
+  at: number,
+): string {
   if (PRINTABLE_ASCII.test(cell)) {
-    if (maxWidth === undefined || cell.length <= maxWidth) return [cell, cell.length];
-    return [`${cell.slice(0, maxWidth - 1)}…`, maxWidth];
+    if (maxWidth === undefined || cell.length <= maxWidth) {
+      widths[at] = cell.length;
+      return cell;
+    }
+    widths[at] = maxWidth;
+    return `${cell.slice(0, maxWidth - 1)}…`;
   }
   let text = escapeControlCharacters(cell);
   if (maxWidth !== undefined) text = clipToWidth(text, maxWidth);
-  return [text, stringWidth(text)];
+  widths[at] = stringWidth(text);
+  return text;
 }
 
 /** A header and rows as one text: `layoutTable`'s lines, all of them. */

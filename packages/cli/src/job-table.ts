@@ -4,11 +4,47 @@ import { layoutTable } from './format-table.js';
 import { type Io, paintState } from './output.js';
 
 function age(iso: string, now = Date.now()): string {
-  const seconds = Math.max(0, Math.round((now - Date.parse(iso)) / 1000));
+  return ageOf(Date.parse(iso), now);
+}
+
+function ageOf(time: number, now: number): string {
+  const seconds = Math.max(0, Math.round((now - time) / 1000));
   if (seconds < 60) return `${seconds}s ago`;
   if (seconds < 3600) return `${Math.floor(seconds / 60)}m ago`;
   if (seconds < 86_400) return `${Math.floor(seconds / 3600)}h ago`;
   return `${Math.floor(seconds / 86_400)}d ago`;
+}
+
+/** `YYYY-MM-DDTHH:MM:SS…Z`, as `toISOString` writes a time: the hour is its first 13 characters. */
+const Z = 'Z'.charCodeAt(0);
+const UTC_ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
+
+/**
+ * Ages as `age` shows them, one string for each age shown, however many jobs share it; an
+ * hour all of whose times show the same age ("3d ago") is worked out once, not once a job.
+ */
+function createAges(now: number): (iso: string) => string {
+  const shown = new Map<string, string>();
+  const hours = new Map<string, string | null>();
+  const one = (text: string): string => {
+    const known = shown.get(text);
+    if (known !== undefined) return known;
+    shown.set(text, text);
+    return text;
+  };
+  return (iso) => {
+    // Only a time in UTC is in the hour its first 13 characters name.
+    if (iso.charCodeAt(iso.length - 1) !== Z || !UTC_ISO.test(iso)) return one(age(iso, now));
+    const hour = iso.slice(0, 13);
+    let whole = hours.get(hour);
+    if (whole === undefined) {
+      const start = Date.parse(`${hour}:00:00.000Z`);
+      const first = ageOf(start, now);
+      whole = first === ageOf(start + 3_599_999, now) ? one(first) : null;
+      hours.set(hour, whole);
+    }
+    return whole ?? one(age(iso, now));
+  };
 }
 
 /** What a table of jobs shows of each. */
@@ -32,8 +68,7 @@ export function* jobTablePieces(
   jobs: readonly TableJob[],
   rowsPerPiece = 1000,
 ): Generator<string> {
-  const now = Date.now();
-  const ages = new Map<string, string>();
+  const ageOfJob = createAges(Date.now());
   const cell = (row: number, column: number): string => {
     const job = jobs[row] as TableJob;
     if (column === 0) return job.id;
@@ -41,12 +76,7 @@ export function* jobTablePieces(
     if (column === 2) return job.profile;
     if (column === 3) return job.state;
     if (column === 4) return outcome(job);
-    const shown = age(job.createdAt, now);
-    // One string per age shown ("3d ago"), however many jobs share it.
-    const known = ages.get(shown);
-    if (known !== undefined) return known;
-    ages.set(shown, shown);
-    return shown;
+    return ageOfJob(job.createdAt);
   };
   const table = layoutTable(
     ['ID', 'NAME', 'PROFILE', 'STATE', 'EXIT', 'CREATED'],

@@ -68,6 +68,37 @@ describe('jobTable', () => {
     );
     expect(lines.join('\n')).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
   });
+
+  it('shows each job’s own age, also in hours that cross a day or hour boundary, and for times not in UTC form', () => {
+    // Worked out one job at a time, as the table must show it.
+    const expected = (createdAt: string): string => {
+      const seconds = Math.max(0, Math.round((NOW.getTime() - Date.parse(createdAt)) / 1000));
+      if (seconds < 60) return `${seconds}s ago`;
+      if (seconds < 3600) return `${Math.floor(seconds / 60)}m ago`;
+      if (seconds < 86_400) return `${Math.floor(seconds / 3600)}h ago`;
+      return `${Math.floor(seconds / 86_400)}d ago`;
+    };
+    const times: string[] = [];
+    // Around now, each boundary of a minute, hour and day, ± 1 ms and ± 500 ms (the rounding).
+    for (const boundary of [0, 60, 3600, 86_400, 2 * 86_400, 3 * 86_400 + 3600]) {
+      for (const delta of [-501, -500, -499, -1, 0, 1, 499, 500, 501, 1800_000])
+        times.push(new Date(NOW.getTime() - boundary * 1000 + delta).toISOString());
+    }
+    // In the future (a clock behind), and with an offset or no milliseconds.
+    times.push(new Date(NOW.getTime() + 90_000).toISOString());
+    // (The one with an offset begins as the hour before it in UTC does, but is 12 hours earlier.)
+    times.push('2025-12-29T10:30:00.000Z', '2025-12-29T10:30:00.000+12:00');
+    times.push('2025-12-31T03:04:05Z', '2026-01-02T03:04:05.5Z');
+    const jobs = times.map((createdAt, n) => ({
+      ...job(`${n}`.padStart(12, '0'), 'x', 'local', 'succeeded', 0),
+      createdAt,
+    }));
+    const ages = jobTable(io(false), jobs)
+      .split('\n')
+      .slice(1, -1)
+      .map((line) => line.split(/ {2,}/).at(-1));
+    expect(ages).toEqual(times.map(expected));
+  });
 });
 
 describe('clipToWidth', () => {

@@ -86,8 +86,12 @@ export async function listAll(
     for (const problem of [...problems, ...listing.problems])
       io.stderr(`yonder: warning: ${problem.message}\n`);
     const entries = select(listing, selection);
-    const shown = new Set(entries.map((entry) => entry.id));
     const active = (await store.listJobs({ activeOnly: true })).jobs;
+    const activeIds = new Set(active.map((job) => job.id));
+    const shown = new Set<string>();
+    // The few active jobs looked for among the many shown, not every id shown put in a set.
+    if (activeIds.size > 0)
+      for (const entry of entries) if (activeIds.has(entry.id)) shown.add(entry.id);
     warnUnreachable(io, manager.failingTargets(active.filter((job) => shown.has(job.id))));
     if (selection.profile && entries.length === 0)
       await manager
