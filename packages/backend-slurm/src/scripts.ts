@@ -15,6 +15,7 @@ import {
  */
 const PRELUDE = [
   // Shell builtins only (no sed): this runs before every Slurm command.
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: ${l%%=*} is the shell's, not a template
   'for v in $(export -p | while read -r _ l; do n=${l%%=*}; case $n in SQUEUE_*|SACCT_*|SBATCH_*|SCANCEL_*|SLURM_*) echo "$n" ;; esac; done); do',
   '  case $v in SLURM_CONF|SLURM_JWT) ;; *) unset "$v" 2>/dev/null || true ;; esac',
   'done',
