@@ -93,7 +93,13 @@ export function createRuntime(env: NodeJS.ProcessEnv): Runtime {
     try {
       // Found where someone else could have put it, unresolvable, or failing as it loads:
       // reported, never loaded, and nothing else stops.
-      const found = await findPackage(name, from, globalModuleDirectories(env), OWN_RESOLUTION);
+      const found = await findPackage(name, {
+        from,
+        global: globalModuleDirectories(env),
+        ownDirectory: CLI_DIRECTORY,
+        own: OWN_RESOLUTION,
+        env,
+      });
       if (!found) {
         status = {
           package: name,

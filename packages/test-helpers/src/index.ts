@@ -66,6 +66,7 @@ export {
   rootDir,
   startAsUser,
   type TestUser,
+  usersWithCli,
 } from './test-users.js';
 export { until } from './until.js';
 export { attackerPlace, startWorkdirAttack, type WorkdirAttack } from './workdir-attack.js';

@@ -8,6 +8,7 @@ import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_pr
 import { chownSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { type InstalledCli, installCli } from './install-cli.js';
 import { REPOSITORY_ROOT } from './repository.js';
 import { CLI_BIN } from './run-cli.js';
 
@@ -61,6 +62,21 @@ export function requireUsers(): { victim: TestUser; attacker: TestUser } {
       `${victim.name} cannot run ${process.execPath} ${CLI_BIN} (${version.stderr.trim()}): node and the checkout must be readable by every user.`,
     );
   return { victim, attacker };
+}
+
+/**
+ * The two accounts (as requireUsers) and the built CLI installed where both can run it, with
+ * the workspace packages in `extra` (as installCli); the install is removed by cleanupUsers.
+ */
+export function usersWithCli(extra: readonly string[] = []): {
+  victim: TestUser;
+  attacker: TestUser;
+  cli: InstalledCli;
+} {
+  const users = requireUsers();
+  const cli = installCli(extra);
+  cleanups.push(() => cli.remove());
+  return { ...users, cli };
 }
 
 /** A fresh directory owned by `user` (mode 0700 unless `mode` says), removed by `cleanupUsers`. */

@@ -1,6 +1,7 @@
 /** Where plugin packages are found: by Node's own resolution, from trusted places only, never the working directory. */
-import { readFileSync } from 'node:fs';
-import { basename, dirname, join, resolve } from 'node:path';
+import { readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { basename, delimiter, dirname, join, resolve, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { YonderError } from '@yonder/core';
 import { checkTrustedPath, parseJson } from '@yonder/core/backend-kit';
@@ -18,7 +19,7 @@ export interface OwnResolution {
 /** import-meta-resolve (Node's algorithm from any directory), loaded when first needed. */
 let importMetaResolve: Promise<(specifier: string, parent: string) => string> | undefined;
 
-/** Where npm puts global packages for this node: `<prefix>/lib/node_modules` (ESM ignores NODE_PATH, and so does yonder). */
+/** Where npm puts global packages for this node: `<prefix>/lib/node_modules` (packages are never looked for in NODE_PATH, though a CommonJS plugin's `require` does look there: see commonJsDirectories). */
 export function globalModuleDirectories(env: NodeJS.ProcessEnv): string[] {
   const dirs = [join(dirname(dirname(process.execPath)), 'lib', 'node_modules')];
   if (env.npm_config_prefix) dirs.unshift(join(env.npm_config_prefix, 'lib', 'node_modules'));
@@ -80,61 +81,168 @@ async function resolveFrom(
   return fileURLToPath(url);
 }
 
+/** Whether `dir` is `inner` or one of the directories above it. */
+function isSameOrAbove(dir: string, inner: string): boolean {
+  return inner === dir || inner.startsWith(dir.endsWith(sep) ? dir : dir + sep);
+}
+
 /**
  * The plugin's own imports resolve, as Node resolves them, from a `node_modules` in its
  * directory or any directory above it, looked up each time an import asks (so also long after
- * the plugin loaded). Each that exists must be trusted too. Outside the CLI's own installation,
- * one that does not exist must stay so: below a directory all may write to (the sticky /tmp),
- * another user could make it at any time. (The CLI's own modules resolve their imports up the
- * same directories before any plugin loads, so its bundled plugins are held to what it is.)
+ * the plugin loaded). Each that exists must be trusted too, and so must every package linked
+ * into one from elsewhere (as `npm link` makes), with the directories its own imports resolve
+ * from. One that does not exist must stay so: below a directory all may write to (the sticky
+ * /tmp), another user could make it at any time. Only where the CLI's own modules already look
+ * (a directory above the CLI itself, for a package of its own installation) is that left as the
+ * install made it.
  * @throws UntrustedPathError `E_UNTRUSTED_PATH` naming the directory.
  */
-function checkDependencyDirectories(name: string, packageDir: string, ownInstall: boolean): void {
+function checkDependencyDirectories(
+  name: string,
+  packageDir: string,
+  ownDirectory: string | undefined,
+  seen: Set<string> = new Set(),
+): void {
+  if (seen.has(packageDir)) return;
+  seen.add(packageDir);
   let dir = packageDir;
   for (;;) {
     const modules = basename(dir) === 'node_modules' ? dir : join(dir, 'node_modules');
-    checkTrustedPath(modules, {
+    const exists = checkTrustedPath(modules, {
       role: `a directory the plugin ${name} loads its dependencies from`,
       type: 'directory',
       allowRootOwner: true,
-      absentMustStayAbsent: !ownInstall,
+      absentMustStayAbsent: ownDirectory === undefined || !isSameOrAbove(dir, ownDirectory),
     });
+    if (exists && ownDirectory === undefined)
+      for (const linked of linkedPackages(modules)) {
+        checkTrustedPath(linked, {
+          role: `a package linked into ${modules}, which the plugin ${name} may load`,
+          type: 'directory',
+          allowRootOwner: true,
+        });
+        checkDependencyDirectories(name, linked, ownDirectory, seen);
+      }
     const parent = dirname(dir);
     if (parent === dir) return;
     dir = parent;
   }
 }
 
+/** The real directories of the packages in `modules` (scoped ones too) that are links to somewhere outside it. */
+function linkedPackages(modules: string): string[] {
+  const inside = realpathSync(modules);
+  const found: string[] = [];
+  const visit = (dir: string, depth: number): void => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory() && depth === 0 && entry.name.startsWith('@')) visit(path, 1);
+      if (!entry.isSymbolicLink()) continue;
+      let real: string;
+      try {
+        real = realpathSync(path);
+      } catch {
+        continue; // a dangling link: nothing for Node to load there
+      }
+      if (!isSameOrAbove(inside, real) && statSync(real).isDirectory()) found.push(real);
+    }
+  };
+  visit(modules, 0);
+  return found;
+}
+
+/**
+ * Where Node's lookup of `name` from `directory` finds the package: the first
+ * `node_modules/<name>` there or in a directory above that is a directory, as found (links not
+ * yet followed, so that a link another user put on the way is seen), or null.
+ */
+function lookedUp(name: string, directory: string): string | null {
+  let dir = resolve(directory);
+  for (;;) {
+    const candidate = join(dir, 'node_modules', name);
+    if (statSync(candidate, { throwIfNoEntry: false })?.isDirectory()) return candidate;
+    const parent = dirname(dir);
+    if (parent === dir) return null;
+    dir = parent;
+  }
+}
+
+/** Where CommonJS `require` also looks, whatever the package: NODE_PATH, ~/.node_modules, ~/.node_libraries, `<prefix>/lib/node`. */
+export function commonJsDirectories(env: NodeJS.ProcessEnv): string[] {
+  const home = env.HOME || homedir();
+  return [
+    ...(env.NODE_PATH ?? '')
+      .split(delimiter)
+      .filter((entry) => entry !== '')
+      .map((entry) => resolve(entry)),
+    join(home, '.node_modules'),
+    join(home, '.node_libraries'),
+    join(dirname(dirname(process.execPath)), 'lib', 'node'),
+  ];
+}
+
+/** Every directory `require` searches for every package, checked as a plugin's own: trusted, or absent and uncreatable by others. */
+function checkCommonJsDirectories(env: NodeJS.ProcessEnv): void {
+  for (const dir of commonJsDirectories(env))
+    checkTrustedPath(dir, {
+      role: 'a directory CommonJS modules are looked up in (NODE_PATH, or Node’s own)',
+      type: 'directory',
+      allowRootOwner: true,
+      absentMustStayAbsent: true,
+    });
+}
+
+export interface FindPackageOptions {
+  /** The directories resolved from in turn (the CLI's own installation, the config file's directory). */
+  from: readonly string[];
+  /** Global install directories (`<prefix>/lib/node_modules`), after them. */
+  global?: readonly string[];
+  /** The CLI's own directory, whose packages are held to what its installation is. */
+  ownDirectory?: string;
+  /** Node's own resolution from the CLI's directory, where the runtime has it. */
+  own?: OwnResolution;
+  /** For NODE_PATH and HOME: where CommonJS looks too. */
+  env?: NodeJS.ProcessEnv;
+}
+
 /**
  * Find an installed package by name, resolved as Node resolves an import (its `exports`,
  * conditions `node` and `import`; `node_modules` of each directory and its parents) from each
  * directory of `from` in turn (the CLI's own installation, the config file's directory), then
- * from the global install directories in `extra`. The working directory is never searched.
- * The file found, every directory above it, and every `node_modules` its own imports could
- * resolve from must be trusted (the user's or root's, written by no one else), and outside the
- * CLI's own installation none of those may be left for another user to create, as plugin code
- * runs as the user. `own` resolves from the CLI's own directory with Node itself.
+ * from the global install directories. The working directory is never searched. The package's
+ * directory as the lookup found it and the file it resolves to, with every directory above
+ * them and every link on the way, must be trusted (the user's or root's, written by no one
+ * else), as must every `node_modules` its own imports could resolve from (none of them left for
+ * another user to create) and every directory CommonJS searches, as plugin code runs as the user.
  * @throws UntrustedPathError `E_UNTRUSTED_PATH` when what is found could be someone else's;
  * YonderError `E_PLUGIN` when the package is there but cannot be resolved.
  */
 export async function findPackage(
   name: string,
-  from: readonly string[],
-  extra: readonly string[] = [],
-  own?: OwnResolution,
+  options: FindPackageOptions,
 ): Promise<{ dir: string; entry: string } | null> {
+  const { own, ownDirectory } = options;
   // `<prefix>/lib/node_modules/NAME` is what a module in `<prefix>/lib` resolves.
-  const starts = [...from, ...extra.map((dir) => dirname(dir))];
+  const starts = [...options.from, ...(options.global ?? []).map((dir) => dirname(dir))];
+  const ownReal = ownDirectory === undefined ? undefined : realpathSync(ownDirectory);
   for (const start of starts) {
     const entry = await resolveFrom(name, start, own);
     if (entry === null) continue;
+    const found = lookedUp(name, start);
+    checkTrustedPath(found ?? entry, {
+      role: `the plugin ${name}`,
+      type: found ? 'directory' : 'file',
+      allowRootOwner: true,
+    });
     checkTrustedPath(entry, {
       role: `the plugin ${name}`,
       type: 'file',
       allowRootOwner: true,
     });
+    checkCommonJsDirectories(options.env ?? process.env);
     const dir = packageDirectoryOf(entry, name) ?? dirname(entry);
-    checkDependencyDirectories(name, dir, isOwn(start, own));
+    const fromOwn = ownDirectory !== undefined && resolve(start) === resolve(ownDirectory);
+    checkDependencyDirectories(name, dir, fromOwn ? ownReal : undefined);
     return { dir, entry };
   }
   return null;

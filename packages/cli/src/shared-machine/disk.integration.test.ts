@@ -18,13 +18,12 @@ import { join } from 'node:path';
 import {
   cleanupUsers,
   type InstalledCli,
-  installCli,
   jsonOf,
   onCleanup,
   ownedDir,
-  requireUsers,
   runAs,
   type TestUser,
+  usersWithCli,
 } from '@yonder/test-helpers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -32,9 +31,7 @@ let victim: TestUser;
 let cli: InstalledCli;
 
 beforeAll(() => {
-  ({ victim } = requireUsers());
-  cli = installCli();
-  onCleanup(() => cli.remove());
+  ({ victim, cli } = usersWithCli());
 });
 afterAll(() => cleanupUsers());
 

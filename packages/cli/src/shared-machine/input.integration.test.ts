@@ -11,13 +11,11 @@ import {
   type CliResult,
   cleanupUsers,
   type InstalledCli,
-  installCli,
   jsonOf,
-  onCleanup,
   ownedDir,
-  requireUsers,
   runAs,
   type TestUser,
+  usersWithCli,
 } from '@yonder/test-helpers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -27,9 +25,7 @@ let home: string;
 let env: Record<string, string>;
 
 beforeAll(() => {
-  ({ victim } = requireUsers());
-  cli = installCli();
-  onCleanup(() => cli.remove());
+  ({ victim, cli } = usersWithCli());
   home = ownedDir(victim, 'input');
   env = { YONDER_STATE_DIR: join(home, 'state') };
 });

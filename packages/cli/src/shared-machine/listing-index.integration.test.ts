@@ -8,13 +8,11 @@ import { join } from 'node:path';
 import {
   cleanupUsers,
   type InstalledCli,
-  installCli,
   jsonOf,
-  onCleanup,
   ownedDir,
-  requireUsers,
   runAs,
   type TestUser,
+  usersWithCli,
 } from '@yonder/test-helpers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -23,9 +21,7 @@ let attacker: TestUser;
 let cli: InstalledCli;
 
 beforeAll(() => {
-  ({ victim, attacker } = requireUsers());
-  cli = installCli();
-  onCleanup(() => cli.remove());
+  ({ victim, attacker, cli } = usersWithCli());
 });
 afterAll(() => cleanupUsers());
 

@@ -18,14 +18,13 @@ import { join } from 'node:path';
 import {
   cleanupUsers,
   type InstalledCli,
-  installCli,
   installPackages,
   jsonOf,
   onCleanup,
   ownedDir,
-  requireUsers,
   runAs,
   type TestUser,
+  usersWithCli,
 } from '@yonder/test-helpers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -34,10 +33,8 @@ let attacker: TestUser;
 let cli: InstalledCli;
 
 beforeAll(() => {
-  ({ victim, attacker } = requireUsers());
   // A site that installed the CLI without the Slurm backend.
-  cli = installCli();
-  onCleanup(() => cli.remove());
+  ({ victim, attacker, cli } = usersWithCli());
 });
 afterAll(() => cleanupUsers());
 

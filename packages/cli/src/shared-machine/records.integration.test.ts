@@ -9,13 +9,11 @@ import {
   type CliResult,
   cleanupUsers,
   type InstalledCli,
-  installCli,
   jsonOf,
-  onCleanup,
   ownedDir,
-  requireUsers,
   runAs,
   type TestUser,
+  usersWithCli,
 } from '@yonder/test-helpers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -64,9 +62,7 @@ function expectNoCrash(result: CliResult, args: readonly string[], what: string)
 }
 
 beforeAll(async () => {
-  ({ victim } = requireUsers());
-  cli = installCli();
-  onCleanup(() => cli.remove());
+  ({ victim, cli } = usersWithCli());
   state = join(ownedDir(victim, 'records'), 'state');
   const submit = async (...argv: string[]) => {
     const result = await yonder(['submit', '--', ...argv]);

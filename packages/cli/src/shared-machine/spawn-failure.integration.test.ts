@@ -10,12 +10,10 @@ import {
   type CliResult,
   cleanupUsers,
   type InstalledCli,
-  installCli,
-  onCleanup,
   ownedDir,
-  requireUsers,
   runProgramAs,
   type TestUser,
+  usersWithCli,
 } from '@yonder/test-helpers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -52,9 +50,7 @@ process.stdout.write(JSON.stringify(results));
 `;
 
 beforeAll(() => {
-  ({ victim } = requireUsers());
-  cli = installCli();
-  onCleanup(() => cli.remove());
+  ({ victim, cli } = usersWithCli());
   worker = join(ownedDir(victim, 'spawn'), 'worker.mjs');
   writeFileSync(worker, WORKER, { mode: 0o644 });
 });

@@ -18,13 +18,12 @@ import {
   asUser,
   cleanupUsers,
   type InstalledCli,
-  installCli,
   jsonOf,
   onCleanup,
   ownedDir,
-  requireUsers,
   runAs,
   type TestUser,
+  usersWithCli,
 } from '@yonder/test-helpers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -33,9 +32,7 @@ let attacker: TestUser;
 let cli: InstalledCli;
 
 beforeAll(() => {
-  ({ victim, attacker } = requireUsers());
-  cli = installCli(['@yonder/backend-command']);
-  onCleanup(() => cli.remove());
+  ({ victim, attacker, cli } = usersWithCli(['@yonder/backend-command']));
 });
 afterAll(() => cleanupUsers());
 

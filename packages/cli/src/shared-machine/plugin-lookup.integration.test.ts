@@ -1,0 +1,246 @@
+/**
+ * Issue 11, attack 3, as a review of 0038a6f found it: what Node's lookup passes through on the
+ * way to a plugin and its imports (a link another user planted on the way, a dependency linked
+ * into another tree, NODE_PATH, a bundled package linked out of the CLI's installation) is
+ * checked as the plugin is, so none of it lets another user's pick run as the victim.
+ */
+import { execFileSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import {
+  cleanupUsers,
+  type InstalledCli,
+  installCli,
+  jsonOf,
+  onCleanup,
+  ownedDir,
+  rootDir,
+  runAs,
+  type TestUser,
+  usersWithCli,
+} from '@yonder/test-helpers';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+let victim: TestUser;
+let attacker: TestUser;
+let cli: InstalledCli;
+
+beforeAll(() => {
+  // Without the Slurm backend, so that it is looked for in the global prefix too.
+  ({ victim, attacker, cli } = usersWithCli());
+});
+afterAll(() => cleanupUsers());
+
+/** A shared directory as /tmp is: root's, sticky, open to all (a stand-in, to leave /tmp alone). */
+const stickyShared = (): string => rootDir('review-sticky', 0o1777);
+
+/** Give everything under `dir` (links themselves included) to `user`, as if they had made it. */
+function giveTo(user: TestUser, dir: string): void {
+  execFileSync('chown', ['-hR', `${user.uid}:${user.gid}`, dir]);
+}
+
+/** Write `files` (name → text) into `dir`, made with its parents. */
+function writeFiles(dir: string, files: Record<string, string>): void {
+  mkdirSync(dir, { recursive: true });
+  for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
+}
+
+/** ESM source that leaves `<marks>/ran-<user>` when it runs, naming whoever ran it. */
+function markingModule(marks: string): string {
+  return `import { writeFileSync } from 'node:fs';
+import { userInfo } from 'node:os';
+writeFileSync(${JSON.stringify(marks)} + '/ran-' + userInfo().username, '');
+export function createYonderPlugin() { return { specificationVersion: 'v1', backends: [] }; }
+`;
+}
+
+function ran(marks: string): boolean {
+  return existsSync(join(marks, `ran-${victim.name}`));
+}
+
+function manifest(name: string, extra: Record<string, unknown> = {}): string {
+  return JSON.stringify({
+    name,
+    version: '1.0.0',
+    type: 'module',
+    exports: './index.js',
+    ...extra,
+  });
+}
+
+/** What `yonder plugins --json` reported for `name`. */
+function statusOf(result: Awaited<ReturnType<typeof runAs>>, name: string) {
+  return jsonOf(result).result.plugins.find((entry: { package: string }) => entry.package === name);
+}
+
+/**
+ * A script of the victim's own with an effect (here, leaving a mark), in a private directory:
+ * what the attacker points a link at. Any file of the victim's or root's would do.
+ */
+function victimScript(marks: string): string {
+  const dir = ownedDir(victim, 'review-own-script');
+  writeFileSync(join(dir, 'clean-scratch.mjs'), markingModule(marks));
+  giveTo(victim, dir);
+  return join(dir, 'clean-scratch.mjs');
+}
+
+/**
+ * The attacker's package `name` in `<shared>/node_modules`: theirs, but its entry a link to
+ * `target`, so that the file Node resolves to (its real path) is not theirs.
+ */
+function plantLinkedPackage(shared: string, name: string, target: string): void {
+  const root = join(shared, 'node_modules', ...name.split('/'));
+  writeFiles(root, {
+    'package.json': JSON.stringify({ name, version: '6.6.6', exports: './index.mjs' }),
+  });
+  symlinkSync(target, join(root, 'index.mjs'));
+  giveTo(attacker, join(shared, 'node_modules'));
+}
+
+describe('plugin lookup', () => {
+  /**
+   * Where the victim's lookup reaches the shared directory: a private config directory below
+   * it naming a plugin not installed there, or the victim's own global prefix below it (as
+   * npm_config_prefix, which npm sets for scripts) while the CLI lacks the Slurm backend.
+   */
+  const lookups = [
+    {
+      where: 'a sticky parent of the config directory',
+      name: 'yonder-backend-demo',
+      env: (shared: string): Record<string, string> => {
+        const config = join(shared, 'victim-config');
+        writeFiles(config, { 'config.json': JSON.stringify({ plugins: ['yonder-backend-demo'] }) });
+        giveTo(victim, config);
+        chmodSync(config, 0o700);
+        return { YONDER_CONFIG: join(config, 'config.json') };
+      },
+    },
+    {
+      where: 'a sticky parent of a global prefix',
+      name: '@yonder/backend-slurm',
+      env: (shared: string): Record<string, string> => {
+        const prefix = join(shared, 'victim-prefix');
+        mkdirSync(join(prefix, 'lib', 'node_modules'), { recursive: true });
+        giveTo(victim, prefix);
+        return { npm_config_prefix: prefix };
+      },
+    },
+  ];
+
+  it.each(lookups)(
+    'a package planted in $where, its entry a link to a file of the victim’s: never run',
+    async ({ name, env }) => {
+      const shared = stickyShared();
+      const marks = stickyShared();
+      const lookup = env(shared);
+      plantLinkedPackage(shared, name, victimScript(marks));
+      const state = ownedDir(victim, 'review-linked-state');
+      const result = await runAs(victim, cli.bin, ['plugins', '--json'], {
+        env: { ...lookup, YONDER_STATE_DIR: join(state, 'state') },
+      });
+      expect(result.code, result.stderr).toBe(0);
+      const status = statusOf(result, name);
+      expect(ran(marks)).toBe(false);
+      expect(status, JSON.stringify(status)).toMatchObject({ ok: false });
+      expect(status.error).toContain(join(shared, 'node_modules'));
+    },
+  );
+
+  it('a dependency linked into a tree below a sticky directory: its missing optional import, planted there, never runs', async () => {
+    const shared = stickyShared();
+    const marks = stickyShared();
+    const home = ownedDir(victim, 'review-dependency-home');
+    const config = join(home, '.config', 'yonder');
+    // The plugin, in the config's directory where it belongs; its dependency is a link (as
+    // `npm install <folder>` or `npm link` make) to the victim's checkout in the shared tree.
+    writeFiles(join(config, 'node_modules', 'yonder-backend-demo'), {
+      'package.json': manifest('yonder-backend-demo', { dependencies: { 'demo-helper': '1' } }),
+      'index.js': `import 'demo-helper';
+export function createYonderPlugin() { return { specificationVersion: 'v1', backends: [] }; }
+`,
+    });
+    const checkout = join(shared, 'victim-work', 'demo-helper');
+    writeFiles(checkout, {
+      'package.json': manifest('demo-helper'),
+      // An optional accelerator, as ssh2 loads cpu-features: used when it is there.
+      'index.js': "try { await import('demo-optional'); } catch {}\n",
+    });
+    giveTo(victim, join(shared, 'victim-work'));
+    execFileSync('chmod', ['-R', 'go-w', join(shared, 'victim-work')]);
+    symlinkSync(checkout, join(config, 'node_modules', 'demo-helper'));
+    writeFileSync(
+      join(config, 'config.json'),
+      JSON.stringify({ plugins: ['yonder-backend-demo'] }),
+    );
+    giveTo(victim, home);
+    writeFiles(join(shared, 'node_modules', 'demo-optional'), {
+      'package.json': manifest('demo-optional'),
+      'index.js': markingModule(marks),
+    });
+    giveTo(attacker, join(shared, 'node_modules'));
+    const result = await runAs(victim, cli.bin, ['plugins', '--json'], {
+      env: { HOME: home, YONDER_STATE_DIR: join(home, 'state') },
+    });
+    expect(result.code, result.stderr).toBe(0);
+    expect(ran(marks)).toBe(false);
+    const status = statusOf(result, 'yonder-backend-demo');
+    expect(status, JSON.stringify(status)).toMatchObject({ ok: false });
+    expect(status.error).toContain(shared);
+  });
+
+  it('a bundled package linked out of the CLI’s installation, below a sticky directory with no node_modules: refused, so its lazy imports can never be planted', async () => {
+    const shared = stickyShared();
+    const withSsh = installCli(['@yonder/backend-ssh']);
+    onCleanup(() => withSsh.remove());
+    const installed = join(withSsh.root, 'node_modules', '@yonder', 'backend-ssh');
+    const moved = join(shared, 'backend-ssh');
+    execFileSync('mv', [installed, moved]);
+    chmodSync(moved, 0o755);
+    symlinkSync(moved, installed);
+    const state = ownedDir(victim, 'lookup-bundled-state');
+    const result = await runAs(victim, withSsh.bin, ['plugins', '--json'], {
+      env: { YONDER_STATE_DIR: join(state, 'state') },
+    });
+    expect(result.code, result.stderr).toBe(0);
+    const status = statusOf(result, '@yonder/backend-ssh');
+    expect(status, JSON.stringify(status)).toMatchObject({ ok: false, missing: false });
+    expect(status.error).toContain(`who could create ${join(shared, 'node_modules')}`);
+    // Where it was installed, the same package loads.
+    execFileSync('rm', [installed]);
+    execFileSync('mv', [moved, installed]);
+    const again = await runAs(victim, withSsh.bin, ['plugins', '--json'], {
+      env: { YONDER_STATE_DIR: join(state, 'state') },
+    });
+    expect(statusOf(again, '@yonder/backend-ssh'), again.stdout).toMatchObject({ ok: true });
+  });
+
+  it('a CommonJS plugin’s require of a missing optional module, with NODE_PATH naming a directory below a sticky one: the attacker’s module never runs', async () => {
+    const shared = stickyShared();
+    const marks = stickyShared();
+    const home = ownedDir(victim, 'review-cjs-home');
+    const config = join(home, '.config', 'yonder');
+    writeFiles(join(config, 'node_modules', 'yonder-backend-cjs'), {
+      'package.json': JSON.stringify({ name: 'yonder-backend-cjs', version: '1.0.0' }),
+      'index.js': `let accelerator = null;
+try { accelerator = require('demo-optional-cjs'); } catch {}
+exports.createYonderPlugin = () => ({ specificationVersion: 'v1', backends: [] });
+`,
+    });
+    writeFileSync(join(config, 'config.json'), JSON.stringify({ plugins: ['yonder-backend-cjs'] }));
+    giveTo(victim, home);
+    // The site's NODE_PATH names shared libraries in a directory that anyone could make.
+    const libraries = join(shared, 'libs');
+    writeFiles(join(libraries, 'demo-optional-cjs'), {
+      'index.js': `require('node:fs').writeFileSync(${JSON.stringify(marks)} + '/ran-' + require('node:os').userInfo().username, '');\n`,
+    });
+    giveTo(attacker, libraries);
+    const result = await runAs(victim, cli.bin, ['plugins', '--json'], {
+      env: { HOME: home, NODE_PATH: libraries, YONDER_STATE_DIR: join(home, 'state') },
+    });
+    expect(result.code, result.stderr).toBe(0);
+    expect(ran(marks)).toBe(false);
+    const status = statusOf(result, 'yonder-backend-cjs');
+    // Refused naming the directory, or loaded with NODE_PATH left out: either way not theirs.
+    if (!status.ok) expect(status.error).toContain(libraries);
+  });
+});
