@@ -2,12 +2,16 @@
  * Issue 11, attack 3, as a review of 0038a6f found it: what Node's lookup passes through on the
  * way to a plugin and its imports (a link another user planted on the way, a dependency linked
  * into another tree, NODE_PATH, a bundled package linked out of the CLI's installation) is
- * checked as the plugin is, so none of it lets another user's pick run as the victim.
+ * checked as the plugin is, so none of it lets another user's pick run as the victim; and, as a
+ * second review found, neither a package.json of theirs where Node resolves a package by its own
+ * name, a link of theirs on the way to a linked dependency, nor a bundled package's dependency
+ * linked out of the installation.
  */
 import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
+  asUser,
   cleanupUsers,
   type InstalledCli,
   installCli,
@@ -17,6 +21,7 @@ import {
   rootDir,
   runAs,
   type TestUser,
+  until,
   usersWithCli,
 } from '@yonder/test-helpers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -78,7 +83,7 @@ function statusOf(result: Awaited<ReturnType<typeof runAs>>, name: string) {
  * what the attacker points a link at. Any file of the victim's or root's would do.
  */
 function victimScript(marks: string): string {
-  const dir = ownedDir(victim, 'review-own-script');
+  const dir = ownedDir(victim, 'lookup-own-script');
   writeFileSync(join(dir, 'clean-scratch.mjs'), markingModule(marks));
   giveTo(victim, dir);
   return join(dir, 'clean-scratch.mjs');
@@ -97,36 +102,36 @@ function plantLinkedPackage(shared: string, name: string, target: string): void 
   giveTo(attacker, join(shared, 'node_modules'));
 }
 
-describe('plugin lookup', () => {
-  /**
-   * Where the victim's lookup reaches the shared directory: a private config directory below
-   * it naming a plugin not installed there, or the victim's own global prefix below it (as
-   * npm_config_prefix, which npm sets for scripts) while the CLI lacks the Slurm backend.
-   */
-  const lookups = [
-    {
-      where: 'a sticky parent of the config directory',
-      name: 'yonder-backend-demo',
-      env: (shared: string): Record<string, string> => {
-        const config = join(shared, 'victim-config');
-        writeFiles(config, { 'config.json': JSON.stringify({ plugins: ['yonder-backend-demo'] }) });
-        giveTo(victim, config);
-        chmodSync(config, 0o700);
-        return { YONDER_CONFIG: join(config, 'config.json') };
-      },
+/**
+ * Where the victim's lookup reaches the shared directory: a private config directory below
+ * it naming a plugin not installed there, or the victim's own global prefix below it (as
+ * npm_config_prefix, which npm sets for scripts) while the CLI lacks the Slurm backend.
+ */
+const lookups = [
+  {
+    where: 'a sticky parent of the config directory',
+    name: 'yonder-backend-demo',
+    env: (shared: string): Record<string, string> => {
+      const config = join(shared, 'victim-config');
+      writeFiles(config, { 'config.json': JSON.stringify({ plugins: ['yonder-backend-demo'] }) });
+      giveTo(victim, config);
+      chmodSync(config, 0o700);
+      return { YONDER_CONFIG: join(config, 'config.json') };
     },
-    {
-      where: 'a sticky parent of a global prefix',
-      name: '@yonder/backend-slurm',
-      env: (shared: string): Record<string, string> => {
-        const prefix = join(shared, 'victim-prefix');
-        mkdirSync(join(prefix, 'lib', 'node_modules'), { recursive: true });
-        giveTo(victim, prefix);
-        return { npm_config_prefix: prefix };
-      },
+  },
+  {
+    where: 'a sticky parent of a global prefix',
+    name: '@yonder/backend-slurm',
+    env: (shared: string): Record<string, string> => {
+      const prefix = join(shared, 'victim-prefix');
+      mkdirSync(join(prefix, 'lib', 'node_modules'), { recursive: true });
+      giveTo(victim, prefix);
+      return { npm_config_prefix: prefix };
     },
-  ];
+  },
+];
 
+describe('plugin lookup', () => {
   it.each(lookups)(
     'a package planted in $where, its entry a link to a file of the victim’s: never run',
     async ({ name, env }) => {
@@ -134,7 +139,7 @@ describe('plugin lookup', () => {
       const marks = stickyShared();
       const lookup = env(shared);
       plantLinkedPackage(shared, name, victimScript(marks));
-      const state = ownedDir(victim, 'review-linked-state');
+      const state = ownedDir(victim, 'lookup-linked-state');
       const result = await runAs(victim, cli.bin, ['plugins', '--json'], {
         env: { ...lookup, YONDER_STATE_DIR: join(state, 'state') },
       });
@@ -149,7 +154,7 @@ describe('plugin lookup', () => {
   it('a dependency linked into a tree below a sticky directory: its missing optional import, planted there, never runs', async () => {
     const shared = stickyShared();
     const marks = stickyShared();
-    const home = ownedDir(victim, 'review-dependency-home');
+    const home = ownedDir(victim, 'lookup-dependency-home');
     const config = join(home, '.config', 'yonder');
     // The plugin, in the config's directory where it belongs; its dependency is a link (as
     // `npm install <folder>` or `npm link` make) to the victim's checkout in the shared tree.
@@ -217,7 +222,7 @@ export function createYonderPlugin() { return { specificationVersion: 'v1', back
   it('a CommonJS plugin’s require of a missing optional module, with NODE_PATH naming a directory below a sticky one: the attacker’s module never runs', async () => {
     const shared = stickyShared();
     const marks = stickyShared();
-    const home = ownedDir(victim, 'review-cjs-home');
+    const home = ownedDir(victim, 'lookup-cjs-home');
     const config = join(home, '.config', 'yonder');
     writeFiles(join(config, 'node_modules', 'yonder-backend-cjs'), {
       'package.json': JSON.stringify({ name: 'yonder-backend-cjs', version: '1.0.0' }),
@@ -242,5 +247,149 @@ exports.createYonderPlugin = () => ({ specificationVersion: 'v1', backends: [] }
     const status = statusOf(result, 'yonder-backend-cjs');
     // Refused naming the directory, or loaded with NODE_PATH left out: either way not theirs.
     if (!status.ok) expect(status.error).toContain(libraries);
+  });
+});
+
+/** A second review of 877c83d: a scope's own name, a link of theirs on the way to a linked dependency, a bundled package's dependency linked out. */
+describe('plugin lookup, second review', () => {
+  it.each(lookups)(
+    'a package.json named for the plugin, planted in $where (Node resolves a package by its own name from its scope), its export a link to a file of the victim’s: never run',
+    async ({ name, env }) => {
+      const shared = stickyShared();
+      const marks = stickyShared();
+      const lookup = env(shared);
+      // No node_modules anywhere: the scope's own name is what Node's resolver tries first.
+      writeFileSync(
+        join(shared, 'package.json'),
+        JSON.stringify({ name, version: '6.6.6', exports: './attacker/entry.mjs' }),
+      );
+      mkdirSync(join(shared, 'attacker'));
+      symlinkSync(victimScript(marks), join(shared, 'attacker', 'entry.mjs'));
+      giveTo(attacker, join(shared, 'package.json'));
+      giveTo(attacker, join(shared, 'attacker'));
+      const state = ownedDir(victim, 'lookup-self-state');
+      const result = await runAs(victim, cli.bin, ['plugins', '--json'], {
+        env: { ...lookup, YONDER_STATE_DIR: join(state, 'state') },
+      });
+      expect(result.code, result.stderr).toBe(0);
+      expect(ran(marks)).toBe(false);
+      const status = statusOf(result, name);
+      // Refused naming the shared directory, or not found at all: either way nothing ran.
+      expect(status, JSON.stringify(status)).toMatchObject({ ok: false });
+      if (!status.missing) expect(status.error).toContain(shared);
+    },
+  );
+
+  /**
+   * The victim's dependency is a link (as `npm install <folder>` makes) whose path passes a link
+   * of the attacker's that, when checked, leads to the victim's own code: a real path elsewhere
+   * in the victim's home, or one back inside the same node_modules.
+   */
+  const chains = [
+    { where: 'to a checkout in the victim’s home', inside: false },
+    { where: 'back inside the same node_modules', inside: true },
+  ];
+
+  it.each(chains)(
+    'a dependency linked through another user’s link $where, retargeted once the checks passed: their code never runs',
+    async ({ inside }) => {
+      const shared = stickyShared();
+      const marks = stickyShared();
+      const home = ownedDir(victim, 'lookup-chain-home');
+      const config = join(home, '.config', 'yonder');
+      const modules = join(config, 'node_modules');
+      const go = join(marks, 'go');
+      const checked = join(marks, 'checked');
+      writeFiles(join(modules, 'yonder-backend-demo'), {
+        'package.json': manifest('yonder-backend-demo', { dependencies: { 'demo-helper': '1' } }),
+        // A lazy import, as ssh2 loads cpu-features: made when needed (here, once told to).
+        'index.js': `import { existsSync, writeFileSync } from 'node:fs';
+writeFileSync(${JSON.stringify(checked)}, '');
+const deadline = Date.now() + 20000;
+const later = () => existsSync(${JSON.stringify(go)}) || Date.now() > deadline
+  ? import('demo-helper').catch(() => {})
+  : new Promise((done) => setTimeout(done, 20)).then(later);
+await later();
+export function createYonderPlugin() { return { specificationVersion: 'v1', backends: [] }; }
+`,
+      });
+      writeFileSync(
+        join(config, 'config.json'),
+        JSON.stringify({ plugins: ['yonder-backend-demo'] }),
+      );
+      const real = inside ? join(modules, '.store') : join(home, 'work');
+      writeFiles(join(real, 'demo-helper'), {
+        'package.json': manifest('demo-helper'),
+        'index.js': 'export {};\n',
+      });
+      // The attacker's "team" link, in a directory of theirs, leads to the victim's tree for now.
+      const theirs = join(shared, 'team-links');
+      writeFiles(join(theirs, 'evil', 'demo-helper'), {
+        'package.json': manifest('demo-helper'),
+        'index.js': markingModule(marks),
+      });
+      symlinkSync(real, join(theirs, 'team'));
+      giveTo(attacker, theirs);
+      symlinkSync(join(theirs, 'team', 'demo-helper'), join(modules, 'demo-helper'));
+      giveTo(victim, home);
+      execFileSync('chmod', ['-R', 'go-w', home]);
+      let done = false;
+      const running = runAs(victim, cli.bin, ['plugins', '--json'], {
+        env: { HOME: home, YONDER_STATE_DIR: join(home, 'state') },
+      }).finally(() => {
+        done = true;
+      });
+      await until(() => done || existsSync(checked), 30_000, 'the plugin loaded or refused');
+      if (existsSync(checked)) {
+        asUser(attacker, ['ln', '-sfn', join(theirs, 'evil'), join(theirs, 'team')]);
+        writeFileSync(go, '');
+      }
+      const result = await running;
+      expect(result.code, result.stderr).toBe(0);
+      expect(ran(marks)).toBe(false);
+      const status = statusOf(result, 'yonder-backend-demo');
+      expect(status, JSON.stringify(status)).toMatchObject({ ok: false });
+      // Refused at the attacker's directory the link passes through, naming them.
+      expect(status.error).toContain(`${theirs} (owner ${attacker.name}`);
+    },
+  );
+
+  it('a dependency of a bundled package linked out of the CLI’s installation, below a sticky directory: the optional require planted there never runs', async () => {
+    const shared = stickyShared();
+    const marks = stickyShared();
+    const withSsh = installCli(['@yonder/backend-ssh']);
+    onCleanup(() => withSsh.remove());
+    const installed = join(withSsh.root, 'node_modules', 'ssh2');
+    const moved = join(shared, 'ssh2');
+    execFileSync('mv', [installed, moved]);
+    chmodSync(moved, 0o755);
+    symlinkSync(moved, installed);
+    // Its own dependencies still come from the installation, linked in as pnpm links them.
+    mkdirSync(join(moved, 'node_modules'));
+    for (const dependency of ['asn1', 'bcrypt-pbkdf', 'safer-buffer', 'tweetnacl'])
+      symlinkSync(
+        join(withSsh.root, 'node_modules', dependency),
+        join(moved, 'node_modules', dependency),
+      );
+    // ssh2 requires cpu-features when it is there (lib/protocol/constants.js).
+    writeFiles(join(shared, 'node_modules', 'cpu-features'), {
+      'package.json': JSON.stringify({ name: 'cpu-features', version: '9.9.9' }),
+      'index.js': `require('node:fs').writeFileSync(${JSON.stringify(marks)} + '/ran-' + require('node:os').userInfo().username, '');
+module.exports = () => ({});
+`,
+    });
+    giveTo(attacker, join(shared, 'node_modules'));
+    const state = ownedDir(victim, 'lookup-bundled-state');
+    const env = { YONDER_STATE_DIR: join(state, 'state') };
+    // ssh2 is loaded when a connection is first opened: a check of an ssh2 profile opens one.
+    const add = ['profile', 'add', 'box', '--backend', 'ssh', '--host', '127.0.0.1'];
+    await runAs(victim, withSsh.bin, [...add, '--transport', 'ssh2', '--force'], { env });
+    await runAs(victim, withSsh.bin, ['profile', 'check', 'box', '--json'], { env });
+    expect(ran(marks)).toBe(false);
+    const result = await runAs(victim, withSsh.bin, ['plugins', '--json'], { env });
+    expect(result.code, result.stderr).toBe(0);
+    const status = statusOf(result, '@yonder/backend-ssh');
+    expect(status, JSON.stringify(status)).toMatchObject({ ok: false, missing: false });
+    expect(status.error).toContain(shared);
   });
 });

@@ -96,6 +96,7 @@ export {
   checkTrustedPath,
   ensureTrustedDirectory,
   type TrustOptions,
+  trustedRealPath,
 } from '../trust/check-trusted-path.js';
 export {
   appendPrivateFile,

@@ -17,6 +17,7 @@ import {
   checkPrivateEntry,
   checkTrustedPath,
   ensureTrustedDirectory,
+  trustedRealPath,
 } from './check-trusted-path.js';
 
 let base: string;
@@ -138,6 +139,20 @@ describe('checkTrustedPath', () => {
     expect(checkTrustedPath(join(shared, 'node_modules'), options)).toBe(true);
     // In a directory no one else can write, an absent path stays absent.
     expect(checkTrustedPath(join(base, 'node_modules'), options)).toBe(false);
+  });
+
+  it('trustedRealPath gives where a trusted path really is; a verified set skips the parents it has seen, and only those', () => {
+    mkdirSync(join(base, 'real'), { mode: 0o700 });
+    symlinkSync(join(base, 'real'), join(base, 'link'));
+    expect(trustedRealPath(join(base, 'link'))).toBe(join(base, 'real'));
+    expect(trustedRealPath(join(base, 'absent'))).toBeUndefined();
+    const verified = new Set<string>();
+    expect(checkTrustedPath(join(base, 'real', 'x'), { verified })).toBe(false);
+    expect(verified.has(join(base, 'real'))).toBe(true);
+    // A directory opened to others after it was verified passes only for checks sharing the set.
+    chmodSync(join(base, 'real'), 0o777);
+    expect(checkTrustedPath(join(base, 'real', 'x'), { verified })).toBe(false);
+    expect(refusal(() => checkTrustedPath(join(base, 'real', 'x'))).path).toBe(join(base, 'real'));
   });
 
   it('checks the type of the path itself', () => {

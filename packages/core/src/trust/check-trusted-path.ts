@@ -25,6 +25,12 @@ export interface TrustOptions {
    * names a program would use once they appear, as Node's module lookup uses `node_modules`.
    */
   absentMustStayAbsent?: boolean;
+  /**
+   * Directories already found trusted as parents by checks sharing this set, not looked at
+   * again: for many checks in one go (a plugin's dependencies). No one else can change a
+   * trusted directory, but its owner can: keep a set only as long as one task.
+   */
+  verified?: Set<string>;
 }
 
 type Inspection =
@@ -160,6 +166,10 @@ function inspect(path: string, options: TrustOptions): Inspection {
       continue;
     }
     const candidate = join(current, name);
+    if (pending.length > 0 && options.verified?.has(candidate)) {
+      current = candidate;
+      continue;
+    }
     const info = lstatOrNull(candidate);
     if (info === null) {
       if (options.absentMustStayAbsent === true)
@@ -185,6 +195,7 @@ function inspect(path: string, options: TrustOptions): Inspection {
         });
       }
       check.parent(candidate, info);
+      options.verified?.add(candidate);
     }
     current = candidate;
   }
@@ -201,6 +212,16 @@ function inspect(path: string, options: TrustOptions): Inspection {
  */
 export function checkTrustedPath(path: string, options: TrustOptions = {}): boolean {
   return inspect(path, options).exists;
+}
+
+/**
+ * As checkTrustedPath, returning where `path` really is (every link on the way followed), or
+ * undefined when it does not exist.
+ * @throws UntrustedPathError `E_UNTRUSTED_PATH` naming the path, its owner and mode, and the fix.
+ */
+export function trustedRealPath(path: string, options: TrustOptions = {}): string | undefined {
+  const found = inspect(path, options);
+  return found.exists ? found.realPath : undefined;
 }
 
 /**

@@ -1,0 +1,130 @@
+/** Everything Node's lookup of a plugin and of its imports can pass through, checked as the plugin is: each directory looked in, each link on the way, where CommonJS looks too. */
+import { readdirSync, realpathSync } from 'node:fs';
+import { basename, delimiter, dirname, join, resolve, sep } from 'node:path';
+import { checkTrustedPath, trustedRealPath } from '@yonder/core/backend-kit';
+
+/** Whether `dir` is `inner` or one of the directories above it. */
+export function isSameOrAbove(dir: string, inner: string): boolean {
+  return inner === dir || inner.startsWith(dir.endsWith(sep) ? dir : dir + sep);
+}
+
+/** The topmost `node_modules` directory that holds `path` (itself, or one above it), or `path`. */
+function topModules(path: string): string {
+  let top = path;
+  for (let dir = path; ; dir = dirname(dir)) {
+    if (basename(dir) === 'node_modules') top = dir;
+    if (dirname(dir) === dir) return top;
+  }
+}
+
+/** Where CommonJS `require` also looks, whatever the package: NODE_PATH, ~/.node_modules, ~/.node_libraries (as Node, only with HOME set), `<prefix>/lib/node`. */
+export function commonJsDirectories(env: NodeJS.ProcessEnv): string[] {
+  const home = env.HOME;
+  return [
+    ...(env.NODE_PATH ?? '')
+      .split(delimiter)
+      .filter((entry) => entry !== '')
+      .map((entry) => resolve(entry)),
+    ...(home ? [join(home, '.node_modules'), join(home, '.node_libraries')] : []),
+    join(dirname(dirname(process.execPath)), 'lib', 'node'),
+  ];
+}
+
+/**
+ * The checks of one plugin's lookup, each directory and link once. Node resolves a bare import
+ * from the nearest `package.json` above the importer that names itself so (a package's
+ * self-reference), then from `node_modules` in the importer's directory and each one above,
+ * looked up again whenever an import asks (so also long after the plugin loaded). So, from
+ * every directory on such a chain, its `package.json` and its `node_modules` must be trusted
+ * (the user's or root's, written by no one else, every link on the way too) or absent and
+ * impossible for another user to create (below a directory all may write to, as /tmp, they
+ * could make it at any time) — except, for a package of the CLI's own installation, in a
+ * directory above the CLI itself, where its own modules already look. Every package linked
+ * into such a `node_modules` from outside its tree (as `npm link` makes) is followed, with its
+ * own chain. Packages linked deeper in a tree (a dependency of a dependency) are not.
+ */
+export class LookupCheck {
+  private readonly verified = new Set<string>();
+  private readonly walked = new Set<string>();
+  private readonly scanned = new Set<string>();
+
+  /** The package being looked up, for messages. */
+  private name = '';
+
+  /** `ownDirectory`: the CLI's real directory, for the packages of its installation. */
+  constructor(private readonly ownDirectory: string | undefined) {}
+
+  /**
+   * `dir` and every directory above it, and each package linked in from elsewhere on the way.
+   * @throws UntrustedPathError `E_UNTRUSTED_PATH` naming the path and the fix.
+   */
+  chain(name: string, dir: string): void {
+    this.name = name;
+    const work = [resolve(dir)];
+    for (let next = work.pop(); next !== undefined; next = work.pop()) {
+      for (let at = next; !this.walked.has(at); at = dirname(at)) {
+        this.walked.add(at);
+        const options = {
+          allowRootOwner: true,
+          absentMustStayAbsent:
+            this.ownDirectory === undefined || !isSameOrAbove(at, this.ownDirectory),
+          verified: this.verified,
+        };
+        const modules = join(at, 'node_modules');
+        const exists = checkTrustedPath(modules, {
+          ...options,
+          role: `a directory the plugin ${this.name} loads its dependencies from`,
+          type: 'directory',
+        });
+        if (exists) work.push(...this.linkedFromOutside(modules));
+        checkTrustedPath(join(at, 'package.json'), {
+          ...options,
+          role: `a package.json the plugin ${this.name} or its imports could be resolved by`,
+          type: 'file',
+        });
+        if (dirname(at) === at) break;
+      }
+    }
+  }
+
+  /** Every directory CommonJS searches for every package: trusted, or absent and uncreatable by others. */
+  commonJs(env: NodeJS.ProcessEnv): void {
+    for (const dir of commonJsDirectories(env))
+      checkTrustedPath(dir, {
+        role: 'a directory CommonJS modules are looked up in (NODE_PATH, or Node’s own)',
+        type: 'directory',
+        allowRootOwner: true,
+        absentMustStayAbsent: true,
+        verified: this.verified,
+      });
+  }
+
+  /**
+   * The packages in `modules` (scoped ones too) that are links: each link, and every link on
+   * its way, must be the user's or root's; the real directories of those that lead out of the
+   * tree `modules` is in are returned, to be walked in turn.
+   */
+  private linkedFromOutside(modules: string): string[] {
+    const real = realpathSync.native(modules);
+    if (this.scanned.has(real)) return [];
+    this.scanned.add(real);
+    const tree = topModules(real);
+    const outside: string[] = [];
+    const visit = (dir: string, scoped: boolean): void => {
+      for (const entry of readdirSync(dir, { withFileTypes: true })) {
+        const path = join(dir, entry.name);
+        if (!scoped && entry.isDirectory() && entry.name.startsWith('@')) visit(path, true);
+        if (!entry.isSymbolicLink()) continue;
+        const target = trustedRealPath(path, {
+          role: `a package linked into ${modules}, which the plugin ${this.name} may load`,
+          allowRootOwner: true,
+          verified: this.verified,
+        });
+        // A dangling link: nothing for Node to load there.
+        if (target !== undefined && !isSameOrAbove(tree, target)) outside.push(target);
+      }
+    };
+    visit(modules, false);
+    return outside;
+  }
+}
