@@ -1,9 +1,16 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { requireCliBuild, runCli } from '@yonder/test-helpers';
-import { beforeAll, describe, expect, it } from 'vitest';
+import {
+  cleanupUsers,
+  installPackages,
+  onCleanup,
+  privateTempDir,
+  requireCliBuild,
+  runCli,
+} from '@yonder/test-helpers';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const EXAMPLE = new URL('..', import.meta.url).pathname;
 
@@ -20,11 +27,19 @@ function yonder(args: string[], site: Site) {
   });
 }
 
-/** A directory with a config naming plugins, and a node_modules holding them (as `npm install` would). */
+/**
+ * A directory with a config naming plugins, and a node_modules holding them as `npm install`
+ * would (copies, with @yonder/core beside them), below no directory others can write: yonder
+ * refuses a plugin installed below /tmp.
+ */
 function site(plugins: unknown[]): Site {
-  const dir = mkdtempSync(join(tmpdir(), 'yonder-site-'));
-  mkdirSync(join(dir, 'node_modules'));
-  symlinkSync(EXAMPLE, join(dir, 'node_modules', 'yonder-backend-tsp'));
+  const dir = privateTempDir('yonder-site');
+  onCleanup(() => rmSync(dir, { recursive: true, force: true }));
+  installPackages(dir, ['@yonder/core']);
+  const installed = join(dir, 'node_modules', 'yonder-backend-tsp');
+  mkdirSync(installed);
+  cpSync(join(EXAMPLE, 'package.json'), join(installed, 'package.json'));
+  cpSync(join(EXAMPLE, 'dist'), join(installed, 'dist'), { recursive: true });
   const bad = join(dir, 'node_modules', 'yonder-backend-broken');
   mkdirSync(bad);
   writeFileSync(
@@ -43,6 +58,8 @@ function site(plugins: unknown[]): Site {
   writeFileSync(join(dir, 'config.json'), JSON.stringify({ plugins }));
   return { dir, config: join(dir, 'config.json') };
 }
+
+afterAll(() => cleanupUsers());
 
 beforeAll(() => {
   requireCliBuild();

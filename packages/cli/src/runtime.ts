@@ -49,6 +49,12 @@ export interface Runtime {
   ensureTransport(id: string): Promise<TransportFactoryV1>;
   /** Load every installed bundled package and every plugin of the config. */
   loadAll(): Promise<PluginStatus[]>;
+  /**
+   * A package of the CLI's own installation that is no plugin (as @yonder/ui), found and
+   * checked as the bundled plugins are, imported; null when it is not installed there.
+   * @throws UntrustedPathError `E_UNTRUSTED_PATH` when what is found could be someone else's.
+   */
+  importOwn(name: string): Promise<Record<string, unknown> | null>;
 }
 
 const CLI_DIRECTORY = dirname(fileURLToPath(import.meta.url));
@@ -195,6 +201,17 @@ export function createRuntime(env: NodeJS.ProcessEnv): Runtime {
       for (const entry of BUNDLED_PLUGINS) await loadBundled(entry.package);
       await loadConfig();
       return [...statuses.values()];
+    },
+    async importOwn(name) {
+      const found = await findPackage(name, {
+        from: [CLI_DIRECTORY],
+        ownDirectory: CLI_DIRECTORY,
+        own: OWN_RESOLUTION,
+        env,
+      });
+      return found
+        ? ((await import(pathToFileURL(found.entry).href)) as Record<string, unknown>)
+        : null;
     },
   };
 }

@@ -113,11 +113,11 @@ export function installPackages(root: string, names: readonly string[]): string[
 
 /**
  * Install the built `@yonder/cli` (with core and store-fs) and the workspace packages named in
- * `extra` into a new world-readable directory. Packages not named are not there: a test can
- * see what the CLI does without them.
+ * `extra` into a new world-readable directory in `under` (the system's temporary directory by
+ * default). Packages not named are not there: a test can see what the CLI does without them.
  */
-export function installCli(extra: readonly string[] = []): InstalledCli {
-  const root = mkdtempSync(join(tmpdir(), 'yonder-shared-install-'));
+export function installCli(extra: readonly string[] = [], under = tmpdir()): InstalledCli {
+  const root = mkdtempSync(join(under, 'yonder-shared-install-'));
   const packages = installPackages(root, ['@yonder/cli', ...extra]);
   chmodSync(root, 0o755);
   execFileSync('chmod', ['-R', 'a+rX,go-w', root]);

@@ -17,6 +17,13 @@ function topModules(path: string): string {
   }
 }
 
+/** Forget what was added to `set` after its first `size` entries (a Set keeps its order). */
+function forgetAfter(set: Set<string>, size: number): void {
+  [...set].slice(size).forEach((entry) => {
+    set.delete(entry);
+  });
+}
+
 /** Where CommonJS `require` also looks, whatever the package: NODE_PATH, ~/.node_modules, ~/.node_libraries (as Node, only with HOME set), `<prefix>/lib/node`. */
 export function commonJsDirectories(env: NodeJS.ProcessEnv): string[] {
   const home = env.HOME;
@@ -60,10 +67,22 @@ export class LookupCheck {
    */
   chain(name: string, dir: string): void {
     this.name = name;
-    const work = [resolve(dir)];
+    const walked = this.walked.size;
+    const scanned = this.scanned.size;
+    try {
+      this.walk(resolve(dir));
+    } catch (error) {
+      // Nothing of a refused walk is remembered: the next package is checked all over again.
+      forgetAfter(this.walked, walked);
+      forgetAfter(this.scanned, scanned);
+      throw error;
+    }
+  }
+
+  private walk(dir: string): void {
+    const work = [dir];
     for (let next = work.pop(); next !== undefined; next = work.pop()) {
       for (let at = next; !this.walked.has(at); at = dirname(at)) {
-        this.walked.add(at);
         const options = {
           allowRootOwner: true,
           absentMustStayAbsent:
@@ -82,6 +101,7 @@ export class LookupCheck {
           role: `a package.json the plugin ${this.name} or its imports could be resolved by`,
           type: 'file',
         });
+        this.walked.add(at);
         if (dirname(at) === at) break;
       }
     }
@@ -107,7 +127,6 @@ export class LookupCheck {
   private linkedFromOutside(modules: string): string[] {
     const real = realpathSync.native(modules);
     if (this.scanned.has(real)) return [];
-    this.scanned.add(real);
     const tree = topModules(real);
     const outside: string[] = [];
     const visit = (dir: string, scoped: boolean): void => {
@@ -125,6 +144,7 @@ export class LookupCheck {
       }
     };
     visit(modules, false);
+    this.scanned.add(real);
     return outside;
   }
 }

@@ -48,11 +48,12 @@ function packageDirectoryOf(file: string, name: string): string | null {
   }
 }
 
-/** Node's resolution of `name` from a module in `directory`; null when it is not installed there. */
+/** Whether `directory` is the one `own` resolves from. */
 function isOwn(directory: string, own: OwnResolution | undefined): boolean {
   return own !== undefined && resolve(own.directory) === resolve(directory);
 }
 
+/** Node's resolution of `name` from a module in `directory`; null when it is not installed there. */
 async function resolveFrom(
   name: string,
   directory: string,

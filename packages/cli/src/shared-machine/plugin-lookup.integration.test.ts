@@ -392,4 +392,63 @@ module.exports = () => ({});
     expect(status, JSON.stringify(status)).toMatchObject({ ok: false, missing: false });
     expect(status.error).toContain(shared);
   });
+
+  it('a plugin refused, then another loaded in the same process: the second is checked all over again, and the import planted for it never runs', async () => {
+    const shared = stickyShared();
+    const marks = stickyShared();
+    const config = join(shared, 'victim', 'config');
+    // Two plugins of the victim's; the second imports an optional extra that is not installed.
+    writeFiles(join(config, 'node_modules', 'plug-a'), {
+      'package.json': manifest('plug-a'),
+      'index.js':
+        'export function createYonderPlugin() { return { specificationVersion: "v1", backends: [] }; }\n',
+    });
+    writeFiles(join(config, 'node_modules', 'plug-b'), {
+      'package.json': manifest('plug-b'),
+      'index.js': `try { await import('optional-extra'); } catch {}
+export function createYonderPlugin() { return { specificationVersion: 'v1', backends: [] }; }
+`,
+    });
+    writeFileSync(join(config, 'config.json'), JSON.stringify({ plugins: ['plug-a', 'plug-b'] }));
+    giveTo(victim, join(shared, 'victim'));
+    chmodSync(join(shared, 'victim'), 0o700);
+    writeFiles(join(shared, 'node_modules', 'optional-extra'), {
+      'package.json': manifest('optional-extra'),
+      'index.js': markingModule(marks),
+    });
+    giveTo(attacker, join(shared, 'node_modules'));
+    const state = ownedDir(victim, 'lookup-two-state');
+    const result = await runAs(victim, cli.bin, ['plugins', '--json'], {
+      env: { YONDER_CONFIG: join(config, 'config.json'), YONDER_STATE_DIR: join(state, 'state') },
+    });
+    expect(result.code, result.stderr).toBe(0);
+    expect(ran(marks)).toBe(false);
+    for (const name of ['plug-a', 'plug-b']) {
+      const status = statusOf(result, name);
+      expect(status, JSON.stringify(status)).toMatchObject({ ok: false, missing: false });
+      expect(status.error).toContain(`${join(shared, 'node_modules')} (owner ${attacker.name}`);
+    }
+  });
+
+  it('yonder ui loads @yonder/ui as it loads the bundled plugins: one planted above a CLI installed below a shared directory never runs', async () => {
+    const shared = stickyShared();
+    const marks = stickyShared();
+    // A CLI installed without @yonder/ui, below a directory all may write to (as /scratch).
+    const local = installCli([], shared);
+    onCleanup(() => local.remove());
+    writeFiles(join(shared, 'node_modules', '@yonder', 'ui'), {
+      'package.json': manifest('@yonder/ui'),
+      'index.js': `${markingModule(marks)}export async function startUi() { process.exit(0); }\n`,
+    });
+    giveTo(attacker, join(shared, 'node_modules'));
+    const state = ownedDir(victim, 'lookup-ui-state');
+    const result = await runAs(victim, local.bin, ['ui', '--no-open'], {
+      env: { YONDER_STATE_DIR: join(state, 'state') },
+    });
+    expect(ran(marks)).toBe(false);
+    expect(result.code).toBe(1);
+    expect(result.stderr + result.stdout).toContain(
+      `${join(shared, 'node_modules')} (owner ${attacker.name}`,
+    );
+  });
 });

@@ -2,6 +2,7 @@
 import { YonderError } from '@yonder/core';
 import { integerOption, parse } from '../../args.js';
 import type { Command } from '../../command.js';
+import type { Runtime } from '../../runtime.js';
 import { UsageError } from '../../usage-error.js';
 
 const HELP = `Usage: yonder ui [--port N] [--no-open]
@@ -18,21 +19,19 @@ Needs the package @yonder/ui beside @yonder/cli.
 
 type UiModule = typeof import('@yonder/ui');
 
-/** @yonder/ui, resolved from the CLI's own installation; a missing one names the install. */
-async function loadUi(): Promise<UiModule> {
-  try {
-    return await import('@yonder/ui');
-  } catch (error) {
-    const code = (error as { code?: unknown }).code;
-    if (code === 'ERR_MODULE_NOT_FOUND' && String(error).includes('@yonder/ui')) {
-      throw new YonderError(
-        'E_PLUGIN',
-        'yonder ui needs the package @yonder/ui, which is not installed. Install it beside yonder: npm install @yonder/ui (with -g when yonder is installed globally).',
-        { cause: error },
-      );
-    }
-    throw error;
+/**
+ * @yonder/ui, found in the CLI's own installation and checked as its plugins are (never from a
+ * directory another user could put it in); a missing one names the install.
+ */
+async function loadUi(runtime: Runtime): Promise<UiModule> {
+  const ui = await runtime.importOwn('@yonder/ui');
+  if (ui === null) {
+    throw new YonderError(
+      'E_PLUGIN',
+      'yonder ui needs the package @yonder/ui, which is not installed. Install it beside yonder: npm install @yonder/ui (with -g when yonder is installed globally).',
+    );
   }
+  return ui as UiModule;
 }
 
 export const run: Command = async (argv, { io, runtime }) => {
@@ -48,7 +47,7 @@ export const run: Command = async (argv, { io, runtime }) => {
   if (positionals.length > 0) throw new UsageError('yonder ui takes no arguments.');
   const port = integerOption(values.port, 'port') ?? 0;
   if (port > 65_535) throw new UsageError(`--port must be at most 65535, got ${port}.`);
-  const ui = await loadUi();
+  const ui = await loadUi(runtime());
   const server = await ui.startUi({
     manager: runtime().manager,
     port,
