@@ -1,11 +1,9 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import {
   cleanupUsers,
-  installPackages,
-  onCleanup,
-  privateTempDir,
+  pluginSite,
   REPOSITORY_ROOT as ROOT,
   requireCliBuild,
   runCli,
@@ -85,13 +83,7 @@ describe('docs/plugins.md', () => {
 
   it('the CLI loads the plugin by package name from the config and runs jobs through it', async () => {
     // Installed as npm would: a copy beside its dependency, below no directory all may write to.
-    const site = privateTempDir('yonder-doc-site');
-    onCleanup(() => rmSync(site, { recursive: true, force: true }));
-    installPackages(site, ['@yonder/core']);
-    const installed = join(site, 'node_modules', 'yonder-backend-echo');
-    mkdirSync(installed);
-    cpSync(join(PACKAGE, 'package.json'), join(installed, 'package.json'));
-    cpSync(join(PACKAGE, 'dist'), join(installed, 'dist'), { recursive: true });
+    const site = pluginSite('yonder-doc-site', PACKAGE);
     writeFileSync(join(site, 'config.json'), JSON.stringify({ plugins: ['yonder-backend-echo'] }));
     const run = (...args: string[]) =>
       runCli(args, {

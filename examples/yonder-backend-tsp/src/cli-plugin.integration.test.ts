@@ -1,15 +1,8 @@
 import { spawnSync } from 'node:child_process';
-import { cpSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  cleanupUsers,
-  installPackages,
-  onCleanup,
-  privateTempDir,
-  requireCliBuild,
-  runCli,
-} from '@yonder/test-helpers';
+import { cleanupUsers, pluginSite, requireCliBuild, runCli } from '@yonder/test-helpers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const EXAMPLE = new URL('..', import.meta.url).pathname;
@@ -33,13 +26,7 @@ function yonder(args: string[], site: Site) {
  * refuses a plugin installed below /tmp.
  */
 function site(plugins: unknown[]): Site {
-  const dir = privateTempDir('yonder-site');
-  onCleanup(() => rmSync(dir, { recursive: true, force: true }));
-  installPackages(dir, ['@yonder/core']);
-  const installed = join(dir, 'node_modules', 'yonder-backend-tsp');
-  mkdirSync(installed);
-  cpSync(join(EXAMPLE, 'package.json'), join(installed, 'package.json'));
-  cpSync(join(EXAMPLE, 'dist'), join(installed, 'dist'), { recursive: true });
+  const dir = pluginSite('yonder-site', EXAMPLE);
   const bad = join(dir, 'node_modules', 'yonder-backend-broken');
   mkdirSync(bad);
   writeFileSync(

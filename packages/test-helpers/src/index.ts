@@ -13,6 +13,7 @@ export {
 } from './hostile-fragments.js';
 export { type InstalledCli, installCli, installPackages } from './install-cli.js';
 export { logBytes, logPiece, logWrites, referenceTail } from './log-bytes.js';
+export { pluginSite } from './plugin-site.js';
 export { privateTempDir } from './private-dir.js';
 export {
   alive,
