@@ -1,6 +1,6 @@
 /** A submit of a job in a real podman container whose answer was lost: recovery finds the job and the image it runs, as the submit would have recorded them. */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -54,6 +54,14 @@ describe('recovering a submit of a job in a container', () => {
     started.push(Number(submitted.externalId), Number(other.externalId));
     expect(submitted.containerImage?.id).toMatch(/^sha256:[0-9a-f]{64}$/);
     // The answer above is what a lost connection would have lost: recovery must find it again.
+    // Until its wrapper has written wrapper.pid a job is "not known yet" to a recovery (the
+    // manager asks again): wait for both, as a later recovery would find them.
+    for (const result of [submitted, other])
+      await expect
+        .poll(() => existsSync(join(String(result.data.jobDir), 'wrapper.pid')), {
+          timeout: 10_000,
+        })
+        .toBe(true);
     const found = await backend.recover?.([boxed, plain], context);
     expect(found?.get(boxed.id)).toMatchObject({
       externalId: submitted.externalId,
