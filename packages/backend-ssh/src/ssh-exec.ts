@@ -11,6 +11,7 @@ import {
   type RemoteInvocation,
   remoteInvocation,
 } from './remote-invocation.js';
+import { passedThrough } from './young-garbage.js';
 
 type Client = InstanceType<typeof ssh2.Client>;
 
@@ -113,6 +114,7 @@ export async function execOnce(
         );
       });
     channel.on('data', (chunk: Buffer) => {
+      passedThrough(chunk.length);
       const busy = answer.pushStdout(chunk);
       if (answer.failed) stopped();
       else if (busy) {
