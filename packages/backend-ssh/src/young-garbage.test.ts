@@ -1,3 +1,4 @@
+import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import { COLLECT_EVERY_BYTES, passedThrough } from './young-garbage.js';
 
@@ -22,5 +23,11 @@ describe('passedThrough', () => {
     await expect
       .poll(() => arrayBuffers() - before, { timeout: 2_000, interval: 20 })
       .toBeLessThan(1024 * 1024);
+  });
+
+  it('leaves no `gc` to this context or to contexts made after it', () => {
+    passedThrough(COLLECT_EVERY_BYTES);
+    expect(typeof (globalThis as { gc?: unknown }).gc).toBe('undefined');
+    expect(runInNewContext('typeof gc')).toBe('undefined');
   });
 });

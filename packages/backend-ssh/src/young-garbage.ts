@@ -15,8 +15,9 @@ let collect: Collect | null | undefined;
 
 /**
  * V8's collector, reached the way Jest's `--logHeapUsage` reaches it (`--expose-gc` set at run
- * time, and `gc` taken from a new context, so nothing is added to this one's globals); null where
- * that is refused. A process started with `--expose-gc` has it already.
+ * time, and `gc` taken from a new context, so nothing is added to this one's globals), with the
+ * flag cleared again at once; null where that is refused. A process started with `--expose-gc`
+ * has it already.
  */
 function collector(): Collect | null {
   if (collect !== undefined) return collect;
@@ -27,8 +28,13 @@ function collector(): Collect | null {
   }
   try {
     setFlagsFromString('--expose-gc');
-    const found: unknown = runInNewContext('gc');
-    collect = typeof found === 'function' ? (found as Collect) : null;
+    try {
+      const found: unknown = runInNewContext('gc');
+      collect = typeof found === 'function' ? (found as Collect) : null;
+    } finally {
+      // And off again: no context a host process makes later (a `vm` sandbox) is given `gc`.
+      setFlagsFromString('--no-expose-gc');
+    }
   } catch {
     collect = null;
   }
