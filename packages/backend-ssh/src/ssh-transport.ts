@@ -27,6 +27,7 @@ import {
   SshTransportOptionsSchema,
   sshSettings,
 } from './ssh-transport-options.js';
+import { checkSsh2OptionalImports } from './ssh2-optional-imports.js';
 
 export interface SshTransportOptions {
   profile: Profile;
@@ -147,7 +148,9 @@ export class SshTransport implements TransportV1 {
   private async open(): Promise<Connection> {
     try {
       // ssh2 (about 100 ms of module loading) is loaded only when a connection is opened, so a
-      // process that never uses this transport never pays for it.
+      // process that never uses this transport never pays for it; what it would look up on the
+      // way is checked first.
+      checkSsh2OptionalImports();
       const { openRoute } = await import('./ssh-connect.js');
       const opened = await openRoute(this.route(), {
         acceptNewHostKeys: this.settings.acceptNewHostKeys === true,
