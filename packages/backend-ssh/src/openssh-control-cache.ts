@@ -1,4 +1,4 @@
-/** ssh's own control settings for a host (ControlMaster, ControlPath, ControlPersist, as `ssh -G` resolves them), kept for a minute in the private control directory while none of the config files ssh read changes, so that a short-lived yonder process does not run `ssh -G` before each command. */
+/** ssh's own control settings for a host (ControlMaster, ControlPath, ControlPersist, ServerAliveInterval, as `ssh -G` resolves them), kept for a minute in the private control directory while none of the config files ssh read changes, so that a short-lived yonder process does not run `ssh -G` before each command. */
 import { statSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
@@ -16,7 +16,12 @@ import {
 export const CONTROL_SETTINGS_TTL_MS = 60_000;
 
 /** The keys of `ssh -G` that decide the options yonder adds (see `controlArguments`). */
-const CONTROL_KEYS = ['controlmaster', 'controlpath', 'controlpersist'] as const;
+const CONTROL_KEYS = [
+  'controlmaster',
+  'controlpath',
+  'controlpersist',
+  'serveraliveinterval',
+] as const;
 
 /** A cache entry is a few lines; anything larger is not one of ours. */
 const MAX_ENTRY_BYTES = 64 * 1024;
@@ -96,7 +101,7 @@ function readEntry(file: string): Entry | null {
 }
 
 /**
- * The user's own ControlMaster, ControlPath and ControlPersist for `host` (as `ssh -G` with
+ * The user's own ControlMaster, ControlPath, ControlPersist and ServerAliveInterval for `host` (as `ssh -G` with
  * the `config` options resolves them; only those keys), from `file` when it holds an answer for the same ssh,
  * home, options, host and working directory, younger than `ttlMs`, and no file ssh read has
  * changed since; else from `ssh -G`, kept in `file` for the next process.
@@ -111,7 +116,9 @@ export async function userControlSettings(
   ttlMs = CONTROL_SETTINGS_TTL_MS,
 ): Promise<SshResolved> {
   const relative = config.some((arg, index) => index > 0 && !isAbsolute(arg));
+  // The keys kept are part of it: an entry that lacks one is never taken for one that has it.
   const key = JSON.stringify([
+    CONTROL_KEYS,
     ssh.program,
     ssh.env.HOME ?? '',
     accountHome(),

@@ -40,10 +40,10 @@ describe('the master connection’s options, from what ssh -G says', () => {
     expect((resolved.get('controlpath')?.[0] ?? '').length).toBeLessThan(104 - 17);
   });
 
-  it('keeps the user’s own ControlPath, ControlMaster and ControlPersist', async () => {
+  it('keeps the user’s own ControlPath, ControlMaster, ControlPersist and ServerAliveInterval', async () => {
     const file = config(
       'own',
-      'Host box\n  HostName 127.0.0.1\n  ControlMaster autoask\n  ControlPath ~/.ssh/cm-%C\n  ControlPersist 1h\n',
+      'Host box\n  HostName 127.0.0.1\n  ControlMaster autoask\n  ControlPath ~/.ssh/cm-%C\n  ControlPersist 1h\n  ServerAliveInterval 5\n',
     );
     const user = await resolveWithSsh(ssh, ['-F', file], 'box');
     expect(controlArguments('box', user, { config: file }, ssh.env)).toEqual([]);
@@ -51,6 +51,18 @@ describe('the master connection’s options, from what ssh -G says', () => {
     expect(
       controlArguments('box', user, { config: file, controlPersistSeconds: 30 }, ssh.env),
     ).toEqual(['-o', 'ControlPersist=30']);
+  });
+
+  it('sends keepalives every 15 s, as the ssh2 transport does, when the config asks for none', async () => {
+    const file = config('alive', 'Host box\n  HostName 127.0.0.1\n  ServerAliveCountMax 2\n');
+    const user = await resolveWithSsh(ssh, ['-F', file], 'box');
+    expect(user.get('serveraliveinterval')).toEqual(['0']);
+    const args = controlArguments('box', user, { config: file }, ssh.env);
+    expect(args).toContain('ServerAliveInterval=15');
+    // What ssh itself makes of them: the interval ours, the count the user's.
+    const resolved = await resolveWithSsh(ssh, ['-F', file, ...args], 'box');
+    expect(resolved.get('serveraliveinterval')).toEqual(['15']);
+    expect(resolved.get('serveralivecountmax')).toEqual(['2']);
   });
 
   it('refuses a control directory another user owns, and one too long for a socket', () => {

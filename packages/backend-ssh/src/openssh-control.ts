@@ -10,6 +10,9 @@ import {
   type OpensshSettings,
 } from './openssh-transport-options.js';
 
+/** Seconds between keepalives when the user's config sets none: what the ssh2 transport uses. */
+export const DEFAULT_SERVER_ALIVE_SECONDS = 15;
+
 /** Unix socket paths are at most 104 bytes on the BSDs and macOS (108 on Linux); ssh adds a 17-byte suffix while it binds. */
 const MAX_CONTROL_PATH = 104 - 18;
 
@@ -108,8 +111,8 @@ export async function resolveWithSsh(
 /**
  * The options of the master connection: ControlMaster=auto, a ControlPath in the control
  * directory by `%C` (a hash of this host, the host, port and user) and the trust key — unless the user's config
- * sets a ControlPath, which is then used — and ControlPersist, unless the user's config sets
- * them already.
+ * sets a ControlPath, which is then used — ControlPersist, and ServerAliveInterval, unless the
+ * user's config sets them already.
  */
 export function controlArguments(
   host: string,
@@ -128,6 +131,11 @@ export function controlArguments(
       '-o',
       `ControlPersist=${settings.controlPersistSeconds ?? DEFAULT_CONTROL_PERSIST_SECONDS}`,
     );
+  // A peer that went silent (a frozen host, a network gone without a reset) ends the master,
+  // and with it every command on it, after ServerAliveCountMax (3 unless the config says)
+  // unanswered keepalives, as on the ssh2 transport, instead of at each command's time limit.
+  if ((user.get('serveraliveinterval')?.[0] ?? '0') === '0')
+    args.push('-o', `ServerAliveInterval=${DEFAULT_SERVER_ALIVE_SECONDS}`);
   return args;
 }
 
