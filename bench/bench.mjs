@@ -2,7 +2,17 @@
 // same run, and their ratio; results also go to bench-results/results.json.
 // Run with `pnpm bench` (as root: it starts the Slurm test cluster and the sshd test hosts).
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createSlurmBackend } from '../packages/backend-slurm/dist/index.js';
@@ -358,8 +368,41 @@ function startCase() {
   }
 }
 
+/**
+ * Take the lock the disruptive tests wait on (the services are being measured): made
+ * exclusively, so a link planted at its name in /tmp is never followed (this runs as root), and
+ * one benchmark at a time; a lock left by a process that is gone is taken over.
+ */
+function takeLock() {
+  for (let attempt = 0; attempt < 2; attempt += 1) {
+    try {
+      const fd = openSync(LOCK, 'wx', 0o644);
+      writeSync(fd, String(process.pid));
+      closeSync(fd);
+      return;
+    } catch (error) {
+      if (error.code !== 'EEXIST') throw error;
+    }
+    const info = lstatSync(LOCK);
+    if (!info.isFile() || info.uid !== process.getuid())
+      throw new Error(
+        `${LOCK} is not a lock of this user's (a link, or another user's): remove it`,
+      );
+    const pid = Number(readFileSync(LOCK, 'utf8').trim());
+    let alive = false;
+    try {
+      alive = Number.isInteger(pid) && pid > 0 && process.kill(pid, 0);
+    } catch {
+      alive = false;
+    }
+    if (alive) throw new Error(`another benchmark (pid ${pid}) is running: ${LOCK}`);
+    rmSync(LOCK, { force: true });
+  }
+  throw new Error(`could not take ${LOCK}`);
+}
+
 async function main() {
-  writeFileSync(LOCK, String(process.pid));
+  takeLock();
   try {
     say(`yonder benchmarks — ${new Date().toISOString()} — repeats ${REPEATS} (medians)`);
     const sshConfig = services();
