@@ -1,7 +1,7 @@
 /** ssh2's optional import, looked up by Node only when ssh2 is first loaded: checked before ssh2 is, so no other user can plant it on the way up from wherever ssh2 is installed. */
 import { createRequire } from 'node:module';
 import { dirname, join, sep } from 'node:path';
-import { UntrustedPathError } from '@yonder/core';
+import { UntrustedPathError, YonderError } from '@yonder/core';
 import { trustedRealPath } from '@yonder/core/backend-kit';
 
 /**
@@ -40,37 +40,45 @@ function checkLookups(from: string): void {
   const ssh2 = packageDirectory(createRequire(from).resolve('ssh2'));
   const verified = new Set<string>();
   for (const { name, importer } of OPTIONAL_IMPORTS) {
-    const lookup = createRequire(join(ssh2, importer));
-    let found: string | undefined;
-    try {
-      found = lookup.resolve(name);
-    } catch {
-      found = undefined; // not installed: every place it could appear is checked below
-    }
     const options = {
       role: `the place ssh2 looks for its optional ${name}`,
       allowRootOwner: true,
       verified,
     };
+    // Node looks up from where the importing file really is (every link on the way to it
+    // followed, a link inside ssh2's own package too): from there, as Node will.
+    const real = trustedRealPath(join(ssh2, importer), options);
+    if (real === undefined) continue; // this ssh2 has no such file: nothing of it asks
+    const lookup = createRequire(real);
+    let found: string | undefined;
+    try {
+      // Node keeps this answer for the same file's require, so what is found here is what loads.
+      found = lookup.resolve(name);
+    } catch {
+      found = undefined; // not installed: every place it could appear is checked below
+    }
+    if (found !== undefined) {
+      // The file that will load, wherever its package points (a `main` outside it, a link),
+      // and the way to it.
+      trustedRealPath(found, options);
+      continue;
+    }
+    // Not found: Node looks again at each of these whenever ssh2 is loaded. In each place it
+    // tries the name as a file (with each extension) and as a directory: each must be trusted,
+    // or absent and impossible for anyone else to create. One that is there but does not load
+    // is a broken install, and refused rather than guessed at.
     for (const directory of lookup.resolve.paths(name) ?? []) {
-      // Node tries the name as a file (with each extension) and as a directory, in each place;
-      // each must be trusted, or absent for good. Where it is found (a link followed: pnpm's
-      // layout), the lookup ends, and the file found must be trusted too.
       const candidate = join(directory, name);
-      const here = ['', '.js', '.json', '.node'].some((extension) => {
-        const real = trustedRealPath(candidate + extension, {
+      for (const extension of ['', '.js', '.json', '.node']) {
+        const there = trustedRealPath(candidate + extension, {
           ...options,
           absentMustStayAbsent: true,
         });
-        return (
-          found !== undefined &&
-          real !== undefined &&
-          (found === real || found.startsWith(real + sep))
-        );
-      });
-      if (here) {
-        trustedRealPath(found as string, options);
-        break;
+        if (there !== undefined)
+          throw new YonderError(
+            'E_UNTRUSTED_PATH',
+            `ssh2's optional ${name} at ${candidate + extension} is there but cannot be loaded (a broken or partial install), so what it would load later cannot be checked. Fix: remove it, or install ${name} again.`,
+          );
       }
     }
   }

@@ -72,4 +72,36 @@ module.exports = () => ({});
     expect(result.stdout + result.stderr).toContain(join(shared, 'node_modules'));
     expect(result.stdout + result.stderr).toContain(`owner ${attacker.name}`);
   });
+
+  it('an installed cpu-features whose entry leads out of it, into a directory another user owns, is refused; theirs never runs', async () => {
+    const marks = rootDir('ssh2-lookup-marks', 0o1777);
+    const shared = rootDir('ssh2-lookup-entry', 0o1777);
+    const cli = installCli(['@yonder/backend-ssh']);
+    onCleanup(() => cli.remove());
+    // Root's install, with a cpu-features of its own whose `main` points into a shared place
+    // (as a review found: the file Node loads is outside every directory the lookup passes).
+    const own = join(cli.root, 'node_modules', 'cpu-features');
+    mkdirSync(own);
+    const theirs = join(shared, 'cf');
+    writeFileSync(
+      join(own, 'package.json'),
+      JSON.stringify({ name: 'cpu-features', version: '9.9.9', main: join(theirs, 'index.js') }),
+    );
+    mkdirSync(theirs);
+    writeFileSync(
+      join(theirs, 'index.js'),
+      `require('node:fs').writeFileSync(${JSON.stringify(marks)} + '/ran-' + require('node:os').userInfo().username, '');
+module.exports = () => ({});
+`,
+    );
+    execFileSync('chown', ['-hR', `${attacker.uid}:${attacker.gid}`, theirs]);
+    const state = ownedDir(victim, 'ssh2-lookup-entry-state');
+    const env = { YONDER_STATE_DIR: join(state, 'state') };
+    const add = ['profile', 'add', 'box', '--backend', 'ssh', '--host', '127.0.0.1'];
+    await runAs(victim, cli.bin, [...add, '--transport', 'ssh2', '--force'], { env });
+    const result = await runAs(victim, cli.bin, ['profile', 'check', 'box', '--json'], { env });
+    expect(existsSync(join(marks, `ran-${victim.name}`))).toBe(false);
+    expect(result.stdout + result.stderr).toContain('E_UNTRUSTED_PATH');
+    expect(result.stdout + result.stderr).toContain(`${theirs} (owner ${attacker.name}`);
+  });
 });
