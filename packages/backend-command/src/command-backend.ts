@@ -54,7 +54,7 @@ export function createCommandBackend(): BackendV1<CommandOptions> {
   ): Promise<ProbeReportV1> =>
     cachedProbe(
       context.stateDirectory,
-      `command|${context.transport.target}|${backendKey(context.options)}`,
+      `command|${context.route ?? context.transport.target}|${backendKey(context.options)}`,
       3_600_000,
       fresh,
       async (): Promise<ProbeReportV1> => {

@@ -27,7 +27,7 @@ export function slurmProbe(
 ): Promise<ProbeReportV1> {
   return cachedProbe(
     context.stateDirectory,
-    `slurm|${context.transport.target}|${profile.host ?? ''}|${options.binDir ?? ''}`,
+    `slurm|${context.route ?? context.transport.target}|${profile.host ?? ''}|${options.binDir ?? ''}`,
     (options.probeTtlSeconds ?? 3600) * 1000,
     fresh,
     () => runProbe(profile, options, context),

@@ -7,6 +7,7 @@ import type {
 } from '../spec/backend/v1/backend-v1.js';
 import type { JobRecord } from '../spec/job.js';
 import { isTerminal } from '../state/job-states.js';
+import { jobRoute } from './job-route.js';
 import { backendJob, type ManagerContext } from './manager-context.js';
 
 /**
@@ -40,7 +41,7 @@ export async function requestCancel(
   const byTarget = new Map<string, JobRecord[]>();
   for (const job of requested) {
     if (job.externalId === null || isTerminal(job.state)) continue;
-    const key = `${job.backend}|${job.target}`;
+    const key = jobRoute(job);
     byTarget.set(key, [...(byTarget.get(key) ?? []), job]);
   }
   for (const group of byTarget.values()) {

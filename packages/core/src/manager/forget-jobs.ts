@@ -6,6 +6,7 @@ import type { JobRecord, JobState } from '../spec/job.js';
 import type { StoreProblemV1 } from '../spec/store/v1/store-v1.js';
 import { isTerminal } from '../state/job-states.js';
 import { requestCancel } from './cancel-jobs.js';
+import { jobRoute } from './job-route.js';
 import { backendJob, type ManagerContext } from './manager-context.js';
 import { waitForCancelled } from './wait-for-jobs.js';
 
@@ -141,7 +142,7 @@ async function cleanupFiles(
 ): Promise<Map<string, FileOutcome>> {
   const groups = new Map<string, JobRecord[]>();
   for (const job of jobs) {
-    const key = `${job.backend}|${job.target}`;
+    const key = jobRoute(job);
     groups.set(key, [...(groups.get(key) ?? []), job]);
   }
   let timer: NodeJS.Timeout | undefined;

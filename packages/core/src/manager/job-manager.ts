@@ -154,7 +154,12 @@ export class JobManager {
       resolveTransport,
       async backendContext(profile, backend) {
         const options = backendOptions(backend, profile);
-        return { transport: await transports.get(profile, backend), options, stateDirectory };
+        return {
+          transport: await transports.get(profile, backend),
+          options,
+          stateDirectory,
+          route: transports.route(profile, backend),
+        };
       },
     };
   }

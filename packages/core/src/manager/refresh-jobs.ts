@@ -12,6 +12,7 @@ import type { StoreProblemV1 } from '../spec/store/v1/store-v1.js';
 import { applyObservation, type StatePolicy, transition } from '../state/apply-observation.js';
 import { isTerminal } from '../state/job-states.js';
 import { repeatCancels, sendCancel } from './cancel-jobs.js';
+import { jobRoute } from './job-route.js';
 import { backendJob, type ManagerContext } from './manager-context.js';
 import { applySubmitResult, sha256, submitRequest } from './submit-jobs.js';
 
@@ -47,12 +48,10 @@ export async function refreshJobs(
   const wanted = options.ids ? new Set(options.ids) : null;
   // Asked for some jobs, poll every active job of their targets: still one command per
   // target, and the poll then covers whatever another process sharing it asked about.
-  const targets = wanted
-    ? new Set(jobs.filter((job) => wanted.has(job.id)).map((job) => `${job.backend}|${job.target}`))
-    : null;
+  const targets = wanted ? new Set(jobs.filter((job) => wanted.has(job.id)).map(jobRoute)) : null;
   const groups = new Map<string, { backend: BackendV1; jobs: JobRecord[] }>();
   for (const job of jobs) {
-    if (targets && !targets.has(`${job.backend}|${job.target}`)) continue;
+    if (targets && !targets.has(jobRoute(job))) continue;
     let backend: BackendV1;
     try {
       backend = await context.resolveBackend(job.backend, job.profileSnapshot);
@@ -63,7 +62,7 @@ export async function refreshJobs(
       }));
       continue;
     }
-    const key = `${backend.id}|${job.target}`;
+    const key = jobRoute(job);
     const group = groups.get(key) ?? { backend, jobs: [] };
     group.jobs.push(job);
     groups.set(key, group);
@@ -110,8 +109,8 @@ async function refreshTarget(
     // in the ledger before it, including any made while this process waited for the lease.
     // Every write below re-applies its change to the record as it is then.
     const fresh = await context.store.listJobs({ activeOnly: true });
-    const ours = new Set(jobs.map((job) => `${job.backend}|${job.target}`));
-    const current = fresh.jobs.filter((job) => ours.has(`${job.backend}|${job.target}`));
+    const ours = new Set(jobs.map(jobRoute));
+    const current = fresh.jobs.filter((job) => ours.has(jobRoute(job)));
     const active = current.filter((job) => !isTerminal(job.state));
     if (active.length === 0) {
       completed = true;

@@ -62,6 +62,12 @@ export class TransportCache {
     return transport;
   }
 
+  /** The route `get` would share a transport by for this profile (BackendContextV1.route). */
+  route(input: Profile, backend: BackendV1): string {
+    const profile = normaliseProfile(input);
+    return transportKey(chooseTransport(profile, backend), profile);
+  }
+
   /** Close every transport made so far. */
   async close(): Promise<void> {
     const made = await Promise.allSettled(this.transports.values());

@@ -1,6 +1,7 @@
 /** Waiting for jobs to end, on the one waiting loop: `wait` (changes reported, a timeout, a signal) and the wait after a cancel. */
 import type { JobRecord } from '../spec/job.js';
 import { isTerminal } from '../state/job-states.js';
+import { jobRoute } from './job-route.js';
 import { type ManagerContext, reread } from './manager-context.js';
 import { refreshJobs } from './refresh-jobs.js';
 import { waitLoop } from './wait-loop.js';
@@ -38,7 +39,7 @@ export function failingTargets(
   const out = new Map<string, Omit<TargetFailure, 'since'>>();
   for (const job of jobs) {
     if (isTerminal(job.state) || job.error === null || job.state === 'submitting') continue;
-    const key = `${job.backend}|${job.target}`;
+    const key = jobRoute(job);
     const entry = out.get(key) ?? {
       target: job.target,
       backend: job.backend,

@@ -4,6 +4,7 @@ import { toYonderError } from '../errors/yonder-error.js';
 import type { JobRecord, JobState } from '../spec/job.js';
 import { isTerminal } from '../state/job-states.js';
 import type { JobManager } from './job-manager.js';
+import { jobRoute } from './job-route.js';
 
 /** One change to the ledger, as `watchJobs` reports it. */
 export type JobEvent =
@@ -191,7 +192,7 @@ export function watchJobs(manager: WatchedManager, options: WatchJobsOptions = {
     const now = Date.now();
     const groups = new Map<string, { ids: string[]; everyMs: number }>();
     for (const job of activeJobs) {
-      const key = `${job.backend}|${job.target}`;
+      const key = jobRoute(job);
       const everyMs = (job.profileSnapshot.pollSeconds ?? DEFAULT_POLL_SECONDS) * 1000;
       const group = groups.get(key) ?? { ids: [], everyMs };
       group.ids.push(job.id);
@@ -269,7 +270,7 @@ export function watchJobs(manager: WatchedManager, options: WatchJobsOptions = {
         else queue.push({ type: 'updated', job });
       }
       if (job.error && now.error !== (before?.error ?? null) && !isTerminal(job.state)) {
-        const key = `${job.backend}|${job.target}`;
+        const key = jobRoute(job);
         const group = failures.get(key) ?? { job, ids: [] };
         group.ids.push(job.id);
         failures.set(key, group);

@@ -147,7 +147,7 @@ export function createWorkstationBackend(
   ): Promise<ProbeReportV1> =>
     cachedProbe(
       context.stateDirectory,
-      `${targetKey(profile)}|${context.transport.target}`,
+      `${targetKey(profile)}|${context.route ?? context.transport.target}`,
       probeTtlMs(context.options),
       fresh,
       async (): Promise<ProbeReportV1> => {

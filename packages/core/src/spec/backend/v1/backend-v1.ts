@@ -57,6 +57,14 @@ export interface BackendContextV1<Options = JsonObject> {
   readonly options: Options;
   /** yonder's local state directory (the ledger's home). */
   readonly stateDirectory: string;
+  /**
+   * Which way `transport` reaches the target (the transport's id, host and options, as the
+   * manager shares one transport): two profiles naming one host alias through different ssh
+   * configs have different routes, and may reach different machines or accounts. Keep what
+   * is learnt about the target (a probe) per route; fall back to `transport.target` where
+   * none is given.
+   */
+  readonly route?: string;
   readonly signal?: AbortSignal;
 }
 
