@@ -1,5 +1,6 @@
+import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { COLLECT_EVERY_BYTES, passedThrough } from './young-garbage.js';
 
 const arrayBuffers = (): number => process.memoryUsage().arrayBuffers;
@@ -29,5 +30,36 @@ describe('passedThrough', () => {
     passedThrough(COLLECT_EVERY_BYTES);
     expect(typeof (globalThis as { gc?: unknown }).gc).toBe('undefined');
     expect(runInNewContext('typeof gc')).toBe('undefined');
+  });
+
+  it('leaves a flag the host process set on', async () => {
+    vi.resetModules();
+    const fresh = await import('./young-garbage.js');
+    setFlagsFromString('--expose-gc');
+    try {
+      fresh.passedThrough(fresh.COLLECT_EVERY_BYTES);
+      expect(runInNewContext('typeof gc')).toBe('function');
+    } finally {
+      setFlagsFromString('--no-expose-gc');
+    }
+  });
+
+  it('never throws what a host’s own collector throws', async () => {
+    vi.resetModules();
+    const fresh = await import('./young-garbage.js');
+    const host = globalThis as { gc?: () => void };
+    let calls = 0;
+    host.gc = () => {
+      calls += 1;
+      throw new Error('the host’s gc failed');
+    };
+    try {
+      expect(() => fresh.passedThrough(fresh.COLLECT_EVERY_BYTES)).not.toThrow();
+      expect(() => fresh.passedThrough(fresh.COLLECT_EVERY_BYTES)).not.toThrow();
+      // Tried once, then given up on.
+      expect(calls).toBe(1);
+    } finally {
+      delete host.gc;
+    }
   });
 });

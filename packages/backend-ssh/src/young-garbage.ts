@@ -27,13 +27,15 @@ function collector(): Collect | null {
     return collect;
   }
   try {
-    setFlagsFromString('--expose-gc');
+    // A host process may have set the flag itself: then it is left on.
+    const wasOn = runInNewContext('typeof gc') === 'function';
+    if (!wasOn) setFlagsFromString('--expose-gc');
     try {
       const found: unknown = runInNewContext('gc');
       collect = typeof found === 'function' ? (found as Collect) : null;
     } finally {
       // And off again: no context a host process makes later (a `vm` sandbox) is given `gc`.
-      setFlagsFromString('--no-expose-gc');
+      if (!wasOn) setFlagsFromString('--no-expose-gc');
     }
   } catch {
     collect = null;
@@ -55,5 +57,10 @@ export function passedThrough(bytes: number): void {
   since += bytes;
   if (since < COLLECT_EVERY_BYTES) return;
   since = 0;
-  collector()?.({ type: 'minor' });
+  try {
+    collector()?.({ type: 'minor' });
+  } catch {
+    // A host's own `gc` that throws: the bytes matter, the collection does not.
+    collect = null;
+  }
 }
