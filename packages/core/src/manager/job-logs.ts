@@ -65,11 +65,16 @@ export interface LogResult {
   aborted?: boolean;
 }
 
-/** Which range the options ask for. */
+/**
+ * Which range the options ask for. A count no log can reach (past 2^53, where a number is no
+ * longer exact and beyond what a target's shell counts to; `tail -n 99999999999999999999`,
+ * meaning all of it) is all of it.
+ */
 export function logRange(options: LogOptions): LogRange {
   if (options.all) return { kind: 'all' };
-  if (options.bytes !== undefined) return { kind: 'bytes', count: Math.max(0, options.bytes) };
-  return { kind: 'lines', count: Math.max(0, options.lines ?? DEFAULT_LOG_LINES) };
+  const count = options.bytes ?? options.lines ?? DEFAULT_LOG_LINES;
+  if (!(count <= Number.MAX_SAFE_INTEGER)) return { kind: 'all' };
+  return { kind: options.bytes !== undefined ? 'bytes' : 'lines', count: Math.max(0, count) };
 }
 
 /**

@@ -108,6 +108,21 @@ describe('yonder logs on the local backend, byte for byte', () => {
     expect(result.stderr).toBe('');
   }, 180_000);
 
+  it('a count no log can reach (tail -n 99999999999999999999) gives all of it, exactly', async () => {
+    const bytes = Buffer.concat([randomBytes(3000), Buffer.from('\nlast, no newline ☃')]);
+    const id = await finished('cat', file(bytes));
+    for (const args of [
+      ['-n', '99999999999999999999'],
+      ['-c', '9223372036854775807'],
+      ['-c', '99999999999999999999'],
+      ['-n', String(Number.MAX_SAFE_INTEGER)],
+    ]) {
+      const result = await runBytes(['logs', id, ...args], options());
+      expect(result.code, `${args.join(' ')}: ${result.stderr}`).toBe(0);
+      expect(result.stdout.equals(bytes), args.join(' ')).toBe(true);
+    }
+  });
+
   it('follows a 100 MB burst to the same bytes (cmp), in memory that stays small', async () => {
     const burst = file(randomBytes(100 * 1024 * 1024));
     const id = await submit('cat', burst);
