@@ -193,4 +193,24 @@ export function logConformance(
     }),
     timeout + 60_000,
   );
+
+  test(
+    'backend: a job killed by a signal leaves only what it wrote (no line of the shell that ran it, as "Killed")',
+    options.withHarness(async (h) => {
+      for (const signal of ['KILL', 'SEGV']) {
+        const job = await options.run(h, ['sh', '-c', `printf 'x\\n'; kill -${signal} $$`]);
+        check(job.state === 'failed', `killed by ${signal}: expected failed, got ${job.state}`);
+        const deadline = Date.now() + 15_000;
+        const read = async () => (await h.manager.logs(job.id, { all: true })).chunk.data;
+        let data = await read();
+        while (data.length < 2) {
+          check(Date.now() < deadline, `killed by ${signal}: the log never held what it printed`);
+          await new Promise((resolve) => setTimeout(resolve, 250));
+          data = await read();
+        }
+        same(data, Buffer.from('x\n'), `the log of a job killed by ${signal}`);
+      }
+    }),
+    timeout + 60_000,
+  );
 }

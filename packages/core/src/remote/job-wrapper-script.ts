@@ -17,8 +17,9 @@ import { JOB_FILE_FUNCTIONS, PRIVATE_DIRECTORY_FUNCTIONS } from './job-directory
  * working directory and loads them there, then execs the job: the job's variables never reach
  * the wrapper's own (an `--env d=/x` cannot move where it writes), and the secrets are in the
  * environment of the job's process and nothing started before it. The job runs in the
- * foreground (so it keeps default signal handling); the wrapper survives the TERM sent to the
- * job's process group long enough to record the exit status. A TERM, HUP or INT that arrives
+ * foreground (so it keeps default signal handling), with the log as its stderr while the
+ * wrapper's own points nowhere (no "Killed" of the shell's in the log); the wrapper survives the
+ * TERM sent to the job's process group long enough to record the exit status. A TERM, HUP or INT that arrives
  * before the job starts (a cancel right after the submit) is recorded as the job's end (143, 129,
  * 130), its secrets file deleted, and the job never starts.
  */
@@ -48,7 +49,12 @@ export const JOB_WRAPPER_SCRIPT = [
   '  code=$yonder_signal',
   'else',
   'clock; put started-at "$now"',
+  // The job's stderr is the log, but the wrapper's own is nowhere while the job runs: a shell
+  // reports a job that died by a signal ("Killed", "Segmentation fault") on its stderr, and the
+  // log holds only what the job wrote.
+  'exec 6>&2 2>/dev/null',
   '(',
+  '  exec 2>&6 6>&-',
   '  exec 7</dev/null 9</dev/null',
   '  if [ -f env.sh ] && [ ! -L env.sh ]; then exec 7< env.sh; fi',
   '  if [ -f secrets.sh ] && [ ! -L secrets.sh ]; then exec 9< secrets.sh; rm -f -- secrets.sh; fi',
@@ -65,6 +71,7 @@ export const JOB_WRAPPER_SCRIPT = [
   '  exec "$@"',
   ')',
   'code=$?',
+  'exec 2>&6 6>&-',
   'fi',
   'clock; put ended-at "$now"',
   'put exit-code "$code"',
