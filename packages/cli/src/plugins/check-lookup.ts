@@ -134,12 +134,14 @@ export class LookupCheck {
         const path = join(dir, entry.name);
         if (!scoped && entry.isDirectory() && entry.name.startsWith('@')) visit(path, true);
         if (!entry.isSymbolicLink()) continue;
+        // A dangling link (an old `npm link` to a checkout since removed) points where Node
+        // would load from once something is there: the place must be one no one else can make.
         const target = trustedRealPath(path, {
           role: `a package linked into ${modules}, which the plugin ${this.name} may load`,
           allowRootOwner: true,
+          absentMustStayAbsent: true,
           verified: this.verified,
         });
-        // A dangling link: nothing for Node to load there.
         if (target !== undefined && !isSameOrAbove(tree, target)) outside.push(target);
       }
     };

@@ -451,4 +451,27 @@ export function createYonderPlugin() { return { specificationVersion: 'v1', back
       `${join(shared, 'node_modules')} (owner ${attacker.name}`,
     );
   });
+
+  it('a dangling link in a plugin’s node_modules (an old npm link) into a place others can create is refused', async () => {
+    const shared = stickyShared();
+    const config = ownedDir(victim, 'lookup-dangling');
+    writeFiles(join(config, 'node_modules', 'plug-d'), {
+      'package.json': manifest('plug-d'),
+      'index.js':
+        'export function createYonderPlugin() { return { specificationVersion: "v1", backends: [] }; }\n',
+    });
+    // Its optional helper, once linked from a checkout in a shared directory, since removed:
+    // Node would load whatever another user puts there when the plugin asks for it.
+    symlinkSync(join(shared, 'gone', 'dep'), join(config, 'node_modules', 'dep'));
+    writeFileSync(join(config, 'config.json'), JSON.stringify({ plugins: ['plug-d'] }));
+    giveTo(victim, config);
+    const state = ownedDir(victim, 'lookup-dangling-state');
+    const result = await runAs(victim, cli.bin, ['plugins', '--json'], {
+      env: { YONDER_CONFIG: join(config, 'config.json'), YONDER_STATE_DIR: join(state, 'state') },
+    });
+    expect(result.code, result.stderr).toBe(0);
+    const status = statusOf(result, 'plug-d');
+    expect(status, JSON.stringify(status)).toMatchObject({ ok: false, missing: false });
+    expect(status.error).toContain(`${shared} (owner root (uid 0), mode 01777)`);
+  });
 });
