@@ -170,6 +170,59 @@ describe('reading a job log through the manager', () => {
   });
 });
 
+describe('following through a target that drops', () => {
+  const ended: ObservationV1 = {
+    kind: 'found',
+    state: 'succeeded',
+    nativeState: 'done',
+    exitCode: 0,
+    source: 'fake',
+  };
+
+  it('a first read cut short after some of it was written goes on from its last byte, never twice', async () => {
+    const job = await manager.submit({ argv: ['x'] }, { profile: 'f' });
+    fake.log = Buffer.from('0123456789abcdef');
+    fake.state = ended;
+    fake.failAfter = 3;
+    const notices: string[] = [];
+    const out = await collect((write) =>
+      manager.follow(job.id, write, {
+        all: true,
+        chunkBytes: 2,
+        onNotice: (text) => {
+          notices.push(text);
+          fake.failAfter = Number.POSITIVE_INFINITY; // the target is back
+        },
+      }),
+    );
+    expect(out.toString()).toBe('0123456789abcdef');
+    expect(notices).toEqual([
+      `cannot reach the target of job ${job.id}: Cannot connect to fake: refused; retrying.`,
+    ]);
+  });
+
+  it('a target unreachable from the start, with no copy of the end kept: retried, then the range asked for', async () => {
+    const job = await manager.submit({ argv: ['x'] }, { profile: 'f' });
+    fake.log = Buffer.from('a\nb\nc\n');
+    fake.state = ended;
+    fake.unreachable = true;
+    const notices: string[] = [];
+    const out = await collect((write) =>
+      manager.follow(job.id, write, {
+        lines: 2,
+        onNotice: (text) => {
+          notices.push(text);
+          fake.unreachable = false;
+        },
+      }),
+    );
+    expect(out.toString()).toBe('b\nc\n');
+    expect(notices[0]).toContain(
+      'no copy of its log’s end is kept yet. Retrying.'.replace('’', "'"),
+    );
+  });
+});
+
 describe('missingLogMessage', () => {
   const job = (fields: Partial<JobRecord>): JobRecord =>
     ({

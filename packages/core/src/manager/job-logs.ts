@@ -151,6 +151,9 @@ class LogSession {
   begun = false;
   /** Bytes handed to the writer: once there are some, nothing is written twice. */
   written = 0;
+  /** Where the first byte written lies in the log, and the offset after the last. */
+  firstStart: number | undefined;
+  private handedTo = 0;
   private readonly chunkBytes: number;
   private readonly noticed = new Set<string>();
 
@@ -184,7 +187,9 @@ class LogSession {
     const data = from > 0 ? chunk.data.subarray(from) : chunk.data;
     if (data.length === 0) return;
     this.written += data.length;
+    this.firstStart ??= chunk.start + from;
     await this.write(from > 0 ? { ...chunk, data, start: chunk.start + from } : chunk);
+    this.handedTo = chunk.offset;
     // Where the next read starts, kept as each piece is written: a read that fails after some
     // pieces went out goes on from here, never writing a byte twice.
     if (this.begun) this.offset = chunk.offset;
@@ -253,6 +258,20 @@ class LogSession {
     this.offset = pumped.offset;
     this.size = pumped.size;
     return { job: this.job, exists: true, start, end: this.offset, size: this.size };
+  }
+
+  /**
+   * After a read that failed midway: whether any of it was written; then the session goes on
+   * from the last byte written, as if the read had ended there.
+   */
+  resume(): boolean {
+    if (this.written === 0) return false;
+    if (!this.begun) {
+      this.begun = true;
+      this.offset = this.handedTo;
+      this.size = Math.max(this.size, this.handedTo);
+    }
+    return true;
   }
 
   /** Write what the job added since; whether there was anything. */
@@ -368,21 +387,43 @@ export async function followJobLog(
   const session = new LogSession(context, initial, write, options);
   const range = logRange(options);
   let outcome: LogResult;
+  // The range still to read, when the target could not be reached for it at the start.
+  let pending: LogRange | null = null;
   try {
     outcome = await session.begin(range);
   } catch (error) {
-    outcome = await session.kept(range, error);
     const { job } = session;
-    // Kept after the job ended, the tail is its last word: there is nothing to wait for.
-    if (isTerminal(job.state) && job.finishedAt && (outcome.kept?.at ?? '') >= job.finishedAt) {
+    const reason = toYonderError(error).message;
+    if (unreachable(error) && session.resume()) {
+      // Part of it was written before the connection dropped: go on from its last byte.
+      session.notice(`cannot reach the target of job ${job.id}: ${reason}; retrying.`);
+      outcome = {
+        job,
+        exists: true,
+        start: session.firstStart ?? 0,
+        end: session.offset,
+        size: session.size,
+      };
+    } else if (unreachable(error) && !job.logTail) {
+      // Nothing read, nothing kept to show: wait for the target, as `wait` does.
       session.notice(
-        `cannot reach the target of job ${job.id} (${outcome.kept?.reason}); this is its log as read at ${outcome.kept?.at}, after it ended.`,
+        `cannot reach the target of job ${job.id}: ${reason}; no copy of its log's end is kept yet. Retrying.`,
       );
-      return outcome;
+      pending = range;
+      outcome = { job, exists: true, start: 0, end: 0, size: 0 };
+    } else {
+      outcome = await session.kept(range, error);
+      // Kept after the job ended, the tail is its last word: there is nothing to wait for.
+      if (isTerminal(job.state) && job.finishedAt && (outcome.kept?.at ?? '') >= job.finishedAt) {
+        session.notice(
+          `cannot reach the target of job ${job.id} (${outcome.kept?.reason}); this is its log as read at ${outcome.kept?.at}, after it ended.`,
+        );
+        return outcome;
+      }
+      session.notice(
+        `cannot reach the target of job ${job.id} (${outcome.kept?.reason}); this is its log as read at ${outcome.kept?.at}. Retrying.`,
+      );
     }
-    session.notice(
-      `cannot reach the target of job ${job.id} (${outcome.kept?.reason}); this is its log as read at ${outcome.kept?.at}. Retrying.`,
-    );
   }
   if (!outcome.exists) {
     if (outcome.gone) return outcome;
@@ -394,16 +435,20 @@ export async function followJobLog(
       if (!wasTerminal) await session.refresh();
       try {
         if (!session.begun) {
-          // The log appeared after following began: all of it is new.
-          const begun = await session.begin({ kind: 'all' });
+          // The range the target could not be reached for; else the log appeared after
+          // following began, and all of it is new.
+          const begun = await session.begin(pending ?? { kind: 'all' });
+          pending = null;
+          outcome = begun;
           if (!begun.exists) {
-            outcome = begun;
             if (begun.gone) return 'done';
             session.notice(begun.message as string);
           }
         } else if (await session.catchUp()) return 'progress';
       } catch (error) {
         if (!unreachable(error)) throw error;
+        // A read cut short after some of it was written goes on from there, never twice.
+        session.resume();
         session.notice(
           `cannot reach the target of job ${session.job.id}: ${toYonderError(error).message}; retrying.`,
         );

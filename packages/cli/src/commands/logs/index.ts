@@ -32,10 +32,12 @@ Print the job's output exactly as the job wrote it (bytes, whatever their encodi
                   {"type":"end",...,"job":{"id","state","exitCode","signal","reason"}}
 
 The output is read in bounded chunks (YONDER_LOG_CHUNK_BYTES, default 4 MiB): memory stays small
-whatever the log's size. When the
-target cannot be reached, the end of the log as yonder last read it (up to 64 KiB) is printed
-instead, with a line on stderr saying when it was read. Exit status: 0; 1 when the log cannot
-be read or the job ran and its log is gone; 130 after Ctrl-C; 141 when stdout closed early.
+whatever the log's size. When the target cannot be reached, the end of the log as yonder last
+read it (up to 64 KiB) is printed instead, with a line on stderr saying when it was read; with
+--follow, yonder then retries until the target is back (so too when nothing was kept, or when
+the connection drops midway: it goes on from the last byte printed, never printing one twice).
+Exit status: 0; 1 when the log cannot be read or the job ran and its log is gone; 130 after
+Ctrl-C; 141 when stdout closed early.
 `;
 
 /** The range and options the arguments ask for. */
