@@ -65,6 +65,11 @@ export interface LogResult {
   aborted?: boolean;
 }
 
+/** An error's message inside a sentence of ours: without its own final full stop. */
+function sentence(message: string): string {
+  return message.replace(/\.+$/, '');
+}
+
 /**
  * Which range the options ask for. A count no log can reach (past 2^53, where a number is no
  * longer exact and beyond what a target's shell counts to; `tail -n 99999999999999999999`,
@@ -393,7 +398,7 @@ export async function followJobLog(
     outcome = await session.begin(range);
   } catch (error) {
     const { job } = session;
-    const reason = toYonderError(error).message;
+    const reason = sentence(toYonderError(error).message);
     if (unreachable(error) && session.resume()) {
       // Part of it was written before the connection dropped: go on from its last byte.
       session.notice(`cannot reach the target of job ${job.id}: ${reason}; retrying.`);
@@ -450,7 +455,7 @@ export async function followJobLog(
         // A read cut short after some of it was written goes on from there, never twice.
         session.resume();
         session.notice(
-          `cannot reach the target of job ${session.job.id}: ${toYonderError(error).message}; retrying.`,
+          `cannot reach the target of job ${session.job.id}: ${sentence(toYonderError(error).message)}; retrying.`,
         );
         return 'idle';
       }
