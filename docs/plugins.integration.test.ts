@@ -78,7 +78,7 @@ describe('docs/plugins.md', () => {
       },
     );
     expect(result.status, result.stdout + result.stderr).toBe(0);
-    expect(result.stdout.replace(/\u001b\[[0-9;]*m/g, '')).toMatch(/Tests\s+10 passed \(10\)/);
+    expect(result.stdout.replace(/\u001b\[[0-9;]*m/g, '')).toMatch(/Tests\s+11 passed \(11\)/);
   }, 150_000);
 
   it('the CLI loads the plugin by package name from the config and runs jobs through it', async () => {

@@ -195,6 +195,11 @@ describe('submit', () => {
     lchownSync(link, process.getuid?.() ?? 0, process.getgid?.() ?? 0);
     const result = await backend.submit(request({ argv: ['true'] }), context);
     expect(readdirSync(target)).toEqual([String(result.data.jobDir).split('/').pop()]);
+    // Until its wrapper has recorded the end, it still writes there (ci20: the clean-up after
+    // the test met a file written meanwhile).
+    await expect
+      .poll(() => existsSync(join(String(result.data.jobDir), 'exit-code')), { timeout: 10_000 })
+      .toBe(true);
   });
 
   it('refuses a work directory its group can write, or one above it without the sticky bit, before making anything', async () => {
