@@ -22,12 +22,24 @@ function canonicalJson(value: unknown): string {
   return JSON.stringify(value) ?? 'null';
 }
 
+/**
+ * The digests of the option texts seen so far. A poll asks for the route of every job it holds,
+ * and their profiles mostly share a handful of option sets: hashing each one again cost more
+ * than the rest of the grouping (55 ms for 3000 routes in a new process). Bounded, as a
+ * long-lived host (a web view, a workflow engine) may meet any number of profiles.
+ */
+const optionDigests = new Map<string, string>();
+const OPTION_DIGESTS_KEPT = 256;
+
 /** What makes two profiles share a transport: the transport id, the host and the options. */
 export function transportKey(id: string, profile: Profile): string {
-  const options = createHash('sha256')
-    .update(canonicalJson(profile.transportOptions ?? {}))
-    .digest('hex')
-    .slice(0, 16);
+  const text = canonicalJson(profile.transportOptions ?? {});
+  let options = optionDigests.get(text);
+  if (options === undefined) {
+    options = createHash('sha256').update(text).digest('hex').slice(0, 16);
+    if (optionDigests.size >= OPTION_DIGESTS_KEPT) optionDigests.clear();
+    optionDigests.set(text, options);
+  }
   return `${id}|${profile.host ?? ''}|${options}`;
 }
 
