@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Create the two unprivileged accounts the shared-machine tests run yonder as: a victim and an
-# attacker, each with a private home (idempotent; run as root, e.g. by scripts/test-all.sh).
+# attacker, each with a private home and a group of their own, and a group project both are in
+# (idempotent; run as root, e.g. by scripts/test-all.sh).
 #
 #   bash scripts/test-users.sh          create them (or check them) and print their names
-#   bash scripts/test-users.sh status   exit 0 only when both exist with usable homes
+#   bash scripts/test-users.sh status   exit 0 only when both exist with usable homes, in the group
 #
 # Root bypasses every permission check, so a test that is about permissions must run the CLI
 # as one of these users (packages/test-helpers/src/test-users.ts and run-as.ts).
@@ -11,6 +12,8 @@ set -euo pipefail
 
 VICTIM=${YONDER_TEST_VICTIM:-yonder-victim}
 ATTACKER=${YONDER_TEST_ATTACKER:-yonder-attacker}
+# A group project directory's group: the victim and the attacker are both members.
+LAB=${YONDER_TEST_GROUP:-yonder-lab}
 
 log() { [[ -n ${YONDER_USERS_QUIET:-} ]] || echo "test-users: $*" >&2; }
 die() {
@@ -27,6 +30,16 @@ usable() {
   [[ -n $home && $home != / && -d $home && ! -L $home ]] || return 1
   [[ $(stat -c %U "$home") == "$user" ]] || return 1
   return 0
+}
+
+in_lab() { id -nG "$1" 2>/dev/null | tr ' ' '\n' | grep -qx -- "$LAB"; }
+
+ensure_lab() {
+  getent group "$LAB" >/dev/null || groupadd "$LAB"
+  local user
+  for user in "$VICTIM" "$ATTACKER"; do
+    in_lab "$user" || usermod -a -G "$LAB" "$user"
+  done
 }
 
 ensure() {
@@ -50,10 +63,11 @@ case ${1:-create} in
     [[ $(id -u) == 0 ]] || die "run as root (it creates users)"
     ensure "$VICTIM"
     ensure "$ATTACKER"
+    ensure_lab
     log "ready: $VICTIM ($(home_of "$VICTIM")), $ATTACKER ($(home_of "$ATTACKER"))"
     ;;
   status)
-    usable "$VICTIM" && usable "$ATTACKER"
+    usable "$VICTIM" && usable "$ATTACKER" && in_lab "$VICTIM" && in_lab "$ATTACKER"
     ;;
   *) die "unknown command '$1' (use create or status)" ;;
 esac

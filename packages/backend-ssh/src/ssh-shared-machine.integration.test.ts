@@ -23,6 +23,7 @@ import {
   asUser,
   attackerPlace,
   cleanupUsers,
+  labGroup,
   lookUp,
   markedProcesses,
   onCleanup,
@@ -124,6 +125,26 @@ describe('a remote work directory another user could change is refused on the ta
     );
     expect(readdirSync(evil)).toEqual(['env.sh']);
     expect(existsSync(pwned)).toBe(false);
+  });
+
+  it('takes directories a group of the remote user’s own can write (umask 002), not one others are in', async () => {
+    const base = rootDir('ssh-umask002', 0o755);
+    const project = join(base, 'project');
+    mkdirSync(project);
+    chownSync(project, remote.uid, remote.gid);
+    execFileSync('chmod', ['0775', project]);
+    const { state, run } = await ledger(join(project, 'jobs'));
+    const job = (await submit(run, ['sh', '-c', 'echo "ran as $(id -un)"'])).doc.result;
+    expect(job.state).not.toBe('failed');
+    const waited = await run(['wait', job.id, '--timeout', '60']);
+    expect(waited.doc.result.jobs[0]).toMatchObject({ state: 'succeeded', exitCode: 0 });
+    expect((await runCli(['logs', job.id], { state })).stdout).toBe('ran as yonder-test\n');
+    chownSync(project, remote.uid, labGroup());
+    const refused = await submit(run, ['true']);
+    expect(refused.doc.error.code).toBe('E_UNTRUSTED_PATH');
+    expect(refused.doc.error.message).toContain(
+      `${project} (owner yonder-test (uid ${remote.uid}), mode 0775) is writable by its group`,
+    );
   });
 
   it('racing the remote user for the work directory, 50 submits: nothing of theirs reaches the attacker', async () => {

@@ -60,6 +60,7 @@ export { type DeclaresSubmitGrace, submitGraceMs } from './submit-grace.js';
 export {
   asUser,
   cleanupUsers,
+  labGroup,
   lookUp,
   onCleanup,
   ownedDir,

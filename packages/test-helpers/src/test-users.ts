@@ -47,7 +47,10 @@ export function requireUsers(): { victim: TestUser; attacker: TestUser } {
     process.env.YONDER_TEST_VICTIM ?? 'yonder-victim',
     process.env.YONDER_TEST_ATTACKER ?? 'yonder-attacker',
   ] as const;
-  if (names.some((name) => lookUp(name) === null))
+  if (
+    names.some((name) => lookUp(name) === null) ||
+    spawnSync('bash', [USERS_SCRIPT, 'status'], { stdio: 'ignore' }).status !== 0
+  )
     execFileSync('bash', [USERS_SCRIPT], { stdio: ['ignore', 'ignore', 'inherit'] });
   const [victim, attacker] = names.map(lookUp);
   if (!victim || !attacker)
@@ -62,6 +65,19 @@ export function requireUsers(): { victim: TestUser; attacker: TestUser } {
       `${victim.name} cannot run ${process.execPath} ${CLI_BIN} (${version.stderr.trim()}): node and the checkout must be readable by every user.`,
     );
   return { victim, attacker };
+}
+
+/**
+ * The gid of the group project's group (`yonder-lab`) the victim and the attacker are both in,
+ * made by scripts/test-users.sh with them (call requireUsers first).
+ */
+export function labGroup(): number {
+  const name = process.env.YONDER_TEST_GROUP ?? 'yonder-lab';
+  const entry = spawnSync('getent', ['group', name], { encoding: 'utf8' });
+  const gid = entry.stdout.split(':')[2];
+  if (entry.status !== 0 || !gid)
+    throw new Error(`The group ${name} is missing: bash ${USERS_SCRIPT}`);
+  return Number(gid);
 }
 
 /**

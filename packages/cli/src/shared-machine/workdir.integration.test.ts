@@ -14,6 +14,7 @@ import {
   asUser,
   attackerPlace,
   cleanupUsers,
+  labGroup,
   ownedDir,
   requireCliBuild,
   requireUsers,
@@ -107,6 +108,66 @@ describe('a work directory another user could change is refused before anything 
     });
     expect(readdirSync(evil)).toEqual(['env.sh']);
     expect(existsSync(pwned)).toBe(false);
+  });
+});
+
+describe('directories a group of the victim’s own can write (umask 002), as Debian’s sshd takes them', () => {
+  it('are the victim’s: the config, the ledger and the work directory work there; a group the attacker is in does not', async () => {
+    // As `umask 002` and a group per user leave them: mode 0775 directories, a 0664 config.
+    const base = ownedDir(victim, 'umask002', 0o775);
+    const config = join(base, 'config', 'yonder');
+    asUser(victim, [
+      'sh',
+      '-c',
+      'umask 002 && mkdir -p "$1" "$2" && printf "{}\\n" > "$1/config.json"',
+      'sh',
+      config,
+      join(base, 'project'),
+    ]);
+    const env = { XDG_CONFIG_HOME: join(base, 'config') };
+    const state = join(base, 'state');
+    const workdir = join(base, 'project', 'runs');
+    const added = await yonderAs(
+      victim,
+      state,
+      ['profile', 'add', 'w', '--backend', 'local', '--workdir', workdir],
+      env,
+    );
+    expect(added.code, added.stderr).toBe(0);
+    const submit = await yonderJsonAs(
+      victim,
+      state,
+      submitArgs(['sh', '-c', 'echo "ran $WHO"; exit 3']),
+      { ...env, TOKEN: SECRET },
+    );
+    expect(submit.code, submit.stdout).toBe(0);
+    const id = submit.doc.result.id as string;
+    const waited = await yonderJsonAs(victim, state, ['wait', id, '--timeout', '30'], env);
+    expect(waited.doc.result.jobs[0]).toMatchObject({ state: 'failed', exitCode: 3 });
+    const log = await yonderAs(victim, state, ['logs', id], env);
+    expect(log.stdout).toBe('ran victim\n');
+    expect(
+      execFileSync('stat', ['-c', '%a', base, config, join(config, 'config.json')], {
+        encoding: 'utf8',
+      }),
+    ).toBe('775\n775\n664\n');
+
+    // The same directory in a group the attacker is in: theirs to write, so refused.
+    chownSync(join(base, 'project'), victim.uid, labGroup());
+    const refused = await yonderJsonAs(victim, state, submitArgs(['true']), {
+      ...env,
+      TOKEN: SECRET,
+    });
+    expect(refused.doc.error.code).toBe('E_UNTRUSTED_PATH');
+    expect(refused.doc.error.message).toContain(
+      `${join(base, 'project')} (owner ${victim.name} (uid ${victim.uid}), mode 0775) is writable by its group`,
+    );
+    chownSync(join(config, 'config.json'), victim.uid, labGroup());
+    const listed = await yonderJsonAs(victim, state, ['plugins'], env);
+    expect(listed.doc.error.code).toBe('E_UNTRUSTED_PATH');
+    expect(listed.doc.error.message).toContain(
+      `Refusing the yonder config ${join(config, 'config.json')}`,
+    );
   });
 });
 

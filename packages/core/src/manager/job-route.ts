@@ -25,4 +25,3 @@ export function jobRoute(job: Pick<JobRecord, 'backend' | 'target' | 'profileSna
   }
   return route;
 }
-

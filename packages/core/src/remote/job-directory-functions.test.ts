@@ -58,6 +58,8 @@ describe('make_trusted_dir (the work directory, checked on the target before any
 
   it('refuses a directory on the way that its group or others may write, naming it, its owner and mode, and the fix; makes nothing', () => {
     const shared = dir('shared', 0o775);
+    // A group other users are in (a group of the user's alone is the user's: isSoloGroup).
+    chownSync(shared, ME, OTHER);
     const wanted = join(shared, 'runs');
     const result = sh('make_trusted_dir "$1" "work directory"', [wanted]);
     expect(result.code).toBe(23);
@@ -74,6 +76,27 @@ describe('make_trusted_dir (the work directory, checked on the target before any
     expect(sh('make_trusted_dir "$1" "work directory"', [wanted]).code).toBe(0);
   });
 
+  it('accepts directories its group can write when the group is the user’s alone (umask 002), as core does', () => {
+    expect(ME, 'this test runs as root, whose group 0 is its own').toBe(0);
+    const project = dir('solo-group', 0o775);
+    chownSync(project, ME, 0);
+    const wanted = join(project, 'runs');
+    expect(sh('make_trusted_dir "$1" "work directory"', [wanted])).toMatchObject({
+      code: 0,
+      err: '',
+    });
+    chmodSync(wanted, 0o770);
+    chownSync(wanted, ME, 0);
+    expect(sh('make_trusted_dir "$1" "work directory"', [wanted])).toMatchObject({
+      code: 0,
+      err: '',
+    });
+    chownSync(wanted, ME, OTHER);
+    expect(sh('make_trusted_dir "$1" "work directory"', [wanted]).err).toContain(
+      'mode 0770) is writable by its group,',
+    );
+  });
+
   it('refuses a work directory that is another user’s, or writable by others itself, or not a directory', () => {
     const theirs = dir('theirs');
     chownSync(theirs, OTHER, OTHER);
@@ -84,6 +107,7 @@ describe('make_trusted_dir (the work directory, checked on the target before any
     );
     expect(result.err).toContain(`move it aside (mv ${theirs} ${theirs}.untrusted)`);
     const open = dir('open-self', 0o1777);
+    chownSync(open, ME, OTHER);
     expect(sh('make_trusted_dir "$1" "work directory"', [open]).err).toContain(
       `${open} (owner ${user(ME)}, mode 01777) is writable by its group and others, so another user could change what yonder reads or runs there. Fix: chmod go-w ${open}`,
     );

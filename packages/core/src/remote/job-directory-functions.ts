@@ -8,7 +8,8 @@
  * Defines `me` (this user's uid) and, for a POSIX sh script:
  * - `trusted_dir PATH ROLE`: walks PATH from `/` as the kernel would, following links: every
  *   directory passed through must be the user's or root's and writable by nobody else unless it
- *   is sticky (as /tmp); every link the user's or root's; PATH itself the user's, writable by
+ *   is sticky (as /tmp), a group that is the user's alone not counting as anybody else (core's
+ *   isSoloGroup, asked of `getent`); every link the user's or root's; PATH itself the user's, writable by
  *   nobody else, and a directory. A violation is printed to stderr naming the path, its owner
  *   and mode and the fix (`chmod go-w PATH`…), and fails. When a part of PATH is missing, sets
  *   `td_exists=0` and `td_next` to the first missing directory (what exists above it passed);
@@ -19,10 +20,34 @@
  *   cannot be made.
  * Before anything is made or read in PATH; the messages read like core's `checkTrustedPath`.
  */
-export const TRUSTED_DIRECTORY_FUNCTIONS = `me=$(id -u)
+export const TRUSTED_DIRECTORY_FUNCTIONS = `me=$(id -u) td_solos= td_shared=
 td_stat() {
-  td_info=$(LC_ALL=C stat -c '%u %f' -- "$1" 2>/dev/null) || return 1
-  td_uid=\${td_info%% *}; td_mode=$((0x\${td_info#* }))
+  td_info=$(LC_ALL=C stat -c '%u %g %f' -- "$1" 2>/dev/null) || return 1
+  td_uid=\${td_info%% *}; td_info=\${td_info#* }
+  td_gid=\${td_info%% *}; td_mode=$((0x\${td_info#* }))
+}
+td_solo_check() {
+  td_gr=$(getent group "$1" 2>/dev/null) || return 1
+  case $td_gr in *:"$1":*) ;; *) return 1 ;; esac
+  td_pw=$(getent passwd 2>/dev/null) || return 1
+  td_name=$(id -nu 2>/dev/null) || return 1
+  td_members=\${td_gr##*:}
+  [ -z "$td_members" ] || [ "$td_members" = "$td_name" ] || return 1
+  printf '%s\\n' "$td_pw" | awk -F: -v g="$1" -v u="$me" -v m="$td_members" '
+    $4 == g { if ($3 != u) bad = 1; else mine = 1 }
+    END { exit (bad || !(mine || m != "")) }'
+}
+td_solo() {
+  case " $td_solos " in *" $1 "*) return 0 ;; esac
+  case " $td_shared " in *" $1 "*) return 1 ;; esac
+  if td_solo_check "$1"; then td_solos="$td_solos $1"; return 0; fi
+  td_shared="$td_shared $1"; return 1
+}
+td_group_writes() {
+  [ $((td_mode & 16)) -ne 0 ] && ! td_solo "$td_gid"
+}
+td_open() {
+  [ $((td_mode & 2)) -ne 0 ] || td_group_writes
 }
 td_user() {
   td_name=$(id -nu "$1" 2>/dev/null) && td_user="$td_name (uid $1)" || td_user="uid $1"
@@ -33,15 +58,16 @@ td_refuse() {
   return 1
 }
 td_writers() {
-  if [ $((td_mode & 16)) -ne 0 ] && [ $((td_mode & 2)) -ne 0 ]; then td_who='its group and others'
-  elif [ $((td_mode & 2)) -ne 0 ]; then td_who=others; else td_who='its group'; fi
+  if td_group_writes; then
+    if [ $((td_mode & 2)) -ne 0 ]; then td_who='its group and others'; else td_who='its group'; fi
+  else td_who=others; fi
 }
 td_parent() {
   if [ "$td_uid" != "$me" ] && [ "$td_uid" != 0 ]; then
     td_user "$me"
     td_refuse "$1" "belongs to another user, neither to you ($td_user) nor to root" "use a location where every directory on the way is yours or root’s."; return 1
   fi
-  if [ $((td_mode & 18)) -ne 0 ] && [ $((td_mode & 512)) -eq 0 ]; then
+  if td_open && [ $((td_mode & 512)) -eq 0 ]; then
     td_writers
     td_refuse "$1" "is writable by $td_who" "chmod go-w $1 (or, for a directory all may share, chmod +t $1 as /tmp has)."; return 1
   fi
@@ -51,7 +77,7 @@ td_self() {
     td_user "$me"
     td_refuse "$1" "belongs to another user, not to you ($td_user)" "do not use what is in it; move it aside (mv $1 $1.untrusted) and let yonder make its own, or choose another path."; return 1
   fi
-  if [ $((td_mode & 18)) -ne 0 ]; then td_writers; td_refuse "$1" "is writable by $td_who" "chmod go-w $1"; return 1; fi
+  if td_open; then td_writers; td_refuse "$1" "is writable by $td_who" "chmod go-w $1"; return 1; fi
   if [ $((td_mode & 61440)) -ne 16384 ]; then td_refuse "$1" 'is not a directory' "move it aside (mv $1 $1.old)."; return 1; fi
 }
 trusted_dir() {

@@ -1,6 +1,8 @@
 /** The StrictModes-like trust check, on real directories, modes and links. */
+import { execFileSync } from 'node:child_process';
 import {
   chmodSync,
+  chownSync,
   lchownSync,
   mkdirSync,
   mkdtempSync,
@@ -22,6 +24,8 @@ import {
 
 let base: string;
 const me = process.getuid?.() ?? 0;
+/** A group other users are in: a group of the user's alone is the user's (isSoloGroup). */
+const SHARED_GID = me === 2002 ? 2003 : 2002;
 
 beforeEach(() => {
   base = mkdtempSync(join(tmpdir(), 'yonder-trust-'));
@@ -49,6 +53,7 @@ describe('checkTrustedPath', () => {
   it('refuses a directory others can write, naming it, its owner and mode, and the fix', () => {
     const state = join(base, 'state');
     mkdirSync(state);
+    chownSync(state, me, SHARED_GID);
     chmodSync(state, 0o777);
     const error = refusal(() => checkTrustedPath(state, { role: 'the state directory' }));
     expect(error.code).toBe('E_UNTRUSTED_PATH');
@@ -64,6 +69,7 @@ describe('checkTrustedPath', () => {
   it('refuses a path below a parent others can write without the sticky bit', () => {
     const shared = join(base, 'shared');
     mkdirSync(join(shared, 'state'), { recursive: true });
+    chownSync(shared, me, SHARED_GID);
     chmodSync(shared, 0o775);
     const error = refusal(() => checkTrustedPath(join(shared, 'state')));
     expect(error.path).toBe(shared);
@@ -71,6 +77,34 @@ describe('checkTrustedPath', () => {
     expect(error.message).toContain(`chmod go-w ${shared}`);
     chmodSync(shared, 0o1777);
     expect(checkTrustedPath(join(shared, 'state'))).toBe(true);
+  });
+
+  it('accepts directories its group can write when the group is the user’s alone (umask 002), as Debian’s sshd does', () => {
+    // Root's group 0: root's primary group, no member list, nobody else's (Debian's default).
+    const groupLine = execFileSync('getent', ['group', '0'], { encoding: 'utf8' }).trim();
+    const primaryOfGroup0 = execFileSync('getent', ['passwd'], { encoding: 'utf8' })
+      .split('\n')
+      .filter((line) => line.split(':')[3] === '0');
+    expect(me, 'this test runs as root, whose group is its own').toBe(0);
+    expect(groupLine).toMatch(/^root:[^:]*:0:$/);
+    expect(primaryOfGroup0.map((line) => line.split(':')[2])).toEqual(['0']);
+    const project = join(base, 'project');
+    mkdirSync(join(project, 'runs'), { recursive: true });
+    chownSync(project, me, 0);
+    chmodSync(project, 0o775);
+    chownSync(join(project, 'runs'), me, 0);
+    chmodSync(join(project, 'runs'), 0o770);
+    expect(checkTrustedPath(join(project, 'runs'), { type: 'directory' })).toBe(true);
+    // Others may still not write, and a group others are in still counts as others.
+    chmodSync(project, 0o777);
+    expect(refusal(() => checkTrustedPath(join(project, 'runs'))).message).toContain(
+      `${project} (owner root (uid 0), mode 0777) is writable by others,`,
+    );
+    chmodSync(project, 0o775);
+    chownSync(join(project, 'runs'), me, SHARED_GID);
+    expect(refusal(() => checkTrustedPath(join(project, 'runs'))).message).toContain(
+      'mode 0770) is writable by its group,',
+    );
   });
 
   it('refuses the path itself when it is sticky but world-writable (only parents may be)', () => {

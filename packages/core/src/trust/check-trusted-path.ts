@@ -3,11 +3,13 @@ import { lstatSync, mkdirSync, readlinkSync, type Stats } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { UntrustedPathError } from '../errors/untrusted-path-error.js';
 import { YonderError } from '../errors/yonder-error.js';
+import { isSoloGroup } from './solo-group.js';
 import { describeMode, describeUser } from './user-name.js';
 
 /** How many symbolic links one path may pass through, as Linux allows (ELOOP past it). */
 const MAX_LINKS = 40;
-const GROUP_OR_OTHER_WRITE = 0o022;
+const GROUP_WRITE = 0o020;
+const OTHER_WRITE = 0o002;
 const STICKY = 0o1000;
 
 export interface TrustOptions {
@@ -46,9 +48,10 @@ function components(path: string): string[] {
   return path.split('/').filter((part) => part !== '' && part !== '.');
 }
 
-function writers(mode: number): string {
-  const group = (mode & 0o020) !== 0;
-  const other = (mode & 0o002) !== 0;
+/** Who besides the user can write to it (only asked of something writableByOthers). */
+function writers(info: Stats, uid: number): string {
+  const group = (info.mode & GROUP_WRITE) !== 0 && !isSoloGroup(info.gid, uid);
+  const other = (info.mode & OTHER_WRITE) !== 0;
   return group && other ? 'its group and others' : other ? 'others' : 'its group';
 }
 
@@ -58,6 +61,15 @@ class Checker {
     private readonly uid: number,
     private readonly options: TrustOptions,
   ) {}
+
+  /**
+   * Whether anyone but the user (and root) can write to it: others, or a group that is not
+   * the user's alone (a group of their own, under umask 002, is theirs: see isSoloGroup).
+   */
+  private writableByOthers(info: Stats): boolean {
+    if ((info.mode & OTHER_WRITE) !== 0) return true;
+    return (info.mode & GROUP_WRITE) !== 0 && !isSoloGroup(info.gid, this.uid);
+  }
 
   private refuse(path: string, info: Stats, problem: string, fix: string): never {
     const role = this.options.role ?? 'the path';
@@ -82,11 +94,11 @@ class Checker {
         'use a location where every directory on the way is yours or root’s.',
       );
     }
-    if ((info.mode & GROUP_OR_OTHER_WRITE) !== 0 && (info.mode & STICKY) === 0) {
+    if (this.writableByOthers(info) && (info.mode & STICKY) === 0) {
       this.refuse(
         path,
         info,
-        `is writable by ${writers(info.mode)}`,
+        `is writable by ${writers(info, this.uid)}`,
         `chmod go-w ${path} (or, for a directory all may share, chmod +t ${path} as /tmp has).`,
       );
     }
@@ -94,11 +106,11 @@ class Checker {
 
   /** Where an absent path would be made: writable by nobody else, not even with the sticky bit. */
   creatableIn(path: string, info: Stats, missing: string): void {
-    if ((info.mode & GROUP_OR_OTHER_WRITE) === 0) return;
+    if (!this.writableByOthers(info)) return;
     this.refuse(
       path,
       info,
-      `is writable by ${writers(info.mode)}, who could create ${join(path, missing)} (it does not exist yet)`,
+      `is writable by ${writers(info, this.uid)}, who could create ${join(path, missing)} (it does not exist yet)`,
       `use a location below directories that only you or root can write (not below ${path}).`,
     );
   }
@@ -126,8 +138,8 @@ class Checker {
         `do not use what is in it; move it aside (mv ${path} ${path}.untrusted) and let yonder make its own, or choose another path.`,
       );
     }
-    if ((info.mode & GROUP_OR_OTHER_WRITE) !== 0) {
-      this.refuse(path, info, `is writable by ${writers(info.mode)}`, `chmod go-w ${path}`);
+    if (this.writableByOthers(info)) {
+      this.refuse(path, info, `is writable by ${writers(info, this.uid)}`, `chmod go-w ${path}`);
     }
     const type = this.options.type;
     if (type === 'directory' && !info.isDirectory())

@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import {
   chmodSync,
+  chownSync,
   existsSync,
   lchownSync,
   mkdirSync,
@@ -205,6 +206,8 @@ describe('submit', () => {
   it('refuses a work directory its group can write, or one above it without the sticky bit, before making anything', async () => {
     const shared = join(scratch, 'project');
     mkdirSync(shared, { mode: 0o700 });
+    // A group other users are in (a group of the user's alone is the user's: isSoloGroup).
+    chownSync(shared, process.getuid?.() ?? 0, OTHER_UID);
     chmodSync(shared, 0o775);
     const workdir = join(shared, 'runs');
     const backend = createLocalBackend();
@@ -221,6 +224,7 @@ describe('submit', () => {
     await backend.submit(request({ profile: profileIn }), context);
     expect(statSync(workdir).mode & 0o7777).toBe(0o700);
     // The work directory itself must be the user's own and written by nobody else.
+    chownSync(workdir, process.getuid?.() ?? 0, OTHER_UID);
     chmodSync(workdir, 0o770);
     await expect(backend.submit(request({ profile: profileIn }), context)).rejects.toMatchObject({
       code: 'E_UNTRUSTED_PATH',
