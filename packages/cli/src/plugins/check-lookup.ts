@@ -1,6 +1,6 @@
 /** Everything Node's lookup of a plugin and of its imports can pass through, checked as the plugin is: each directory looked in, each link on the way, where CommonJS looks too. */
-import { readdirSync, realpathSync } from 'node:fs';
-import { basename, delimiter, dirname, join, resolve, sep } from 'node:path';
+import { lstatSync, readdirSync, readlinkSync, realpathSync, type Stats } from 'node:fs';
+import { basename, delimiter, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import { checkTrustedPath, trustedRealPath } from '@yonder/core/backend-kit';
 
 /** Whether `dir` is `inner` or one of the directories above it. */
@@ -14,6 +14,18 @@ function topModules(path: string): string {
   for (let dir = path; ; dir = dirname(dir)) {
     if (basename(dir) === 'node_modules') top = dir;
     if (dirname(dir) === dir) return top;
+  }
+}
+
+/** How deep npm's nested `node_modules` are followed (deeper than any real tree). */
+const MAX_NESTING = 32;
+
+/** What is at `path` (not following a link), or undefined: nothing, or nothing reachable. */
+function lstatOrNone(path: string): Stats | undefined {
+  try {
+    return lstatSync(path, { throwIfNoEntry: false });
+  } catch {
+    return undefined;
   }
 }
 
@@ -47,8 +59,8 @@ export function commonJsDirectories(env: NodeJS.ProcessEnv): string[] {
  * impossible for another user to create (below a directory all may write to, as /tmp, they
  * could make it at any time) — except, for a package of the CLI's own installation, in a
  * directory above the CLI itself, where its own modules already look. Every package linked
- * into such a `node_modules` from outside its tree (as `npm link` makes) is followed, with its
- * own chain. Packages linked deeper in a tree (a dependency of a dependency) are not.
+ * into such a `node_modules`, or into the `node_modules` of any package below it (a dependency
+ * of a dependency), from outside its tree (as `npm link` makes) is followed, with its own chain.
  */
 export class LookupCheck {
   private readonly verified = new Set<string>();
@@ -120,33 +132,77 @@ export class LookupCheck {
   }
 
   /**
-   * The packages in `modules` (scoped ones too) that are links: each link, and every link on
-   * its way, must be the user's or root's; the real directories of those that lead out of the
-   * tree `modules` is in are returned, to be walked in turn.
+   * The packages in `modules` (scoped ones too) that are links, and those in the `node_modules`
+   * of every package below it (npm's nested layout, pnpm's `.pnpm` store), since Node resolves
+   * a dependency of a dependency from there: each link, and every link on its way, must be the
+   * user's or root's; the real directories of those that lead out of the tree `modules` is in
+   * are returned, to be walked in turn.
    */
   private linkedFromOutside(modules: string): string[] {
     const real = realpathSync.native(modules);
     if (this.scanned.has(real)) return [];
     const tree = topModules(real);
     const outside: string[] = [];
-    const visit = (dir: string, scoped: boolean): void => {
+    const follow = (path: string, shallow: boolean): void => {
+      // Deeper down, a link that stays in the tree (pnpm's thousands) costs one readlink: it
+      // leads where this scan goes anyway. One that leads out, or nowhere, is checked in full.
+      if (!shallow && this.staysInside(path, tree)) return;
+      // A dangling link (an old `npm link` to a checkout since removed) points where Node
+      // would load from once something is there: the place must be one no one else can make.
+      const target = trustedRealPath(path, {
+        role: `a package linked into ${dirname(path)}, which the plugin ${this.name} may load`,
+        allowRootOwner: true,
+        absentMustStayAbsent: true,
+        verified: this.verified,
+      });
+      if (target !== undefined && !isSameOrAbove(tree, target)) outside.push(target);
+    };
+    const nested = (dir: string, depth: number): void => {
+      const info = lstatOrNone(dir);
+      if (info?.isSymbolicLink()) follow(dir, false);
+      else if (info?.isDirectory()) visit(dir, depth + 1);
+    };
+    const visit = (dir: string, depth: number): void => {
+      if (depth > MAX_NESTING) return;
       for (const entry of readdirSync(dir, { withFileTypes: true })) {
         const path = join(dir, entry.name);
-        if (!scoped && entry.isDirectory() && entry.name.startsWith('@')) visit(path, true);
-        if (!entry.isSymbolicLink()) continue;
-        // A dangling link (an old `npm link` to a checkout since removed) points where Node
-        // would load from once something is there: the place must be one no one else can make.
-        const target = trustedRealPath(path, {
-          role: `a package linked into ${modules}, which the plugin ${this.name} may load`,
-          allowRootOwner: true,
-          absentMustStayAbsent: true,
-          verified: this.verified,
-        });
-        if (target !== undefined && !isSameOrAbove(tree, target)) outside.push(target);
+        if (entry.isSymbolicLink()) {
+          follow(path, depth === 0);
+          continue;
+        }
+        if (!entry.isDirectory()) continue;
+        if (entry.name === '.pnpm') {
+          nested(join(path, 'node_modules'), depth);
+          for (const store of readdirSync(path, { withFileTypes: true })) {
+            const stored = join(path, store.name);
+            if (store.isSymbolicLink()) follow(stored, false);
+            else if (store.isDirectory()) nested(join(stored, 'node_modules'), depth);
+          }
+        } else if (entry.name.startsWith('@')) {
+          for (const scoped of readdirSync(path, { withFileTypes: true })) {
+            const inScope = join(path, scoped.name);
+            if (scoped.isSymbolicLink()) follow(inScope, depth === 0);
+            else if (scoped.isDirectory()) nested(join(inScope, 'node_modules'), depth);
+          }
+        } else if (!entry.name.startsWith('.')) nested(join(path, 'node_modules'), depth);
       }
     };
-    visit(modules, false);
+    visit(modules, 0);
     this.scanned.add(real);
     return outside;
+  }
+
+  /**
+   * A link whose text leads inside `tree` by its own path alone (as pnpm's relative links do):
+   * whatever it passes on the way is in the tree, where this scan looks anyway.
+   */
+  private staysInside(path: string, tree: string): boolean {
+    let text: string;
+    try {
+      text = readlinkSync(path);
+    } catch {
+      return false;
+    }
+    return !isAbsolute(text) && isSameOrAbove(tree, resolve(dirname(path), text));
   }
 }

@@ -15,16 +15,24 @@ import {
   cleanupUsers,
   type InstalledCli,
   installCli,
-  jsonOf,
   onCleanup,
   ownedDir,
-  rootDir,
   runAs,
   type TestUser,
   until,
   usersWithCli,
 } from '@yonder/test-helpers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  giveTo,
+  manifest,
+  markingModule,
+  ownScript,
+  ranAs,
+  statusOf,
+  stickyShared,
+  writeFiles,
+} from './lookup-fixtures.js';
 
 let victim: TestUser;
 let attacker: TestUser;
@@ -36,58 +44,8 @@ beforeAll(() => {
 });
 afterAll(() => cleanupUsers());
 
-/** A shared directory as /tmp is: root's, sticky, open to all (a stand-in, to leave /tmp alone). */
-const stickyShared = (): string => rootDir('review-sticky', 0o1777);
-
-/** Give everything under `dir` (links themselves included) to `user`, as if they had made it. */
-function giveTo(user: TestUser, dir: string): void {
-  execFileSync('chown', ['-hR', `${user.uid}:${user.gid}`, dir]);
-}
-
-/** Write `files` (name → text) into `dir`, made with its parents. */
-function writeFiles(dir: string, files: Record<string, string>): void {
-  mkdirSync(dir, { recursive: true });
-  for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
-}
-
-/** ESM source that leaves `<marks>/ran-<user>` when it runs, naming whoever ran it. */
-function markingModule(marks: string): string {
-  return `import { writeFileSync } from 'node:fs';
-import { userInfo } from 'node:os';
-writeFileSync(${JSON.stringify(marks)} + '/ran-' + userInfo().username, '');
-export function createYonderPlugin() { return { specificationVersion: 'v1', backends: [] }; }
-`;
-}
-
-function ran(marks: string): boolean {
-  return existsSync(join(marks, `ran-${victim.name}`));
-}
-
-function manifest(name: string, extra: Record<string, unknown> = {}): string {
-  return JSON.stringify({
-    name,
-    version: '1.0.0',
-    type: 'module',
-    exports: './index.js',
-    ...extra,
-  });
-}
-
-/** What `yonder plugins --json` reported for `name`. */
-function statusOf(result: Awaited<ReturnType<typeof runAs>>, name: string) {
-  return jsonOf(result).result.plugins.find((entry: { package: string }) => entry.package === name);
-}
-
-/**
- * A script of the victim's own with an effect (here, leaving a mark), in a private directory:
- * what the attacker points a link at. Any file of the victim's or root's would do.
- */
-function victimScript(marks: string): string {
-  const dir = ownedDir(victim, 'lookup-own-script');
-  writeFileSync(join(dir, 'clean-scratch.mjs'), markingModule(marks));
-  giveTo(victim, dir);
-  return join(dir, 'clean-scratch.mjs');
-}
+const ran = (marks: string): boolean => ranAs(victim, marks);
+const victimScript = (marks: string): string => ownScript(victim, marks);
 
 /**
  * The attacker's package `name` in `<shared>/node_modules`: theirs, but its entry a link to
