@@ -10,6 +10,7 @@ import {
   type TransportV1,
   YonderError,
 } from '@yonder/core';
+import { withFixedSearchPath } from '@yonder/core/backend-kit';
 import { readChildStdout } from './child-stdout-reader.js';
 import {
   configArguments,
@@ -92,7 +93,8 @@ export class OpensshTransport implements TransportV1 {
       );
     this.host = options.profile.host;
     this.settings = options.settings ?? opensshSettings(options.profile);
-    const env = options.env ?? process.env;
+    // Never an `ssh` (or a ProxyCommand's tools) found in the working directory.
+    const env = withFixedSearchPath(options.env ?? process.env);
     this.ssh = { program: options.program ?? 'ssh', env };
     this.target = `ssh:${this.host}`;
     this.sessions = new SessionLimit(this.settings.maxChannels ?? DEFAULT_MAX_CHANNELS);

@@ -2,6 +2,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { Duplex } from 'node:stream';
 import { YonderError } from '@yonder/core';
+import { withFixedSearchPath } from '@yonder/core/backend-kit';
 import type { ResolvedHost } from './ssh-config.js';
 
 /** Characters ssh (≥ 9.6) refuses in a user or host name that reaches a shell, and whitespace. */
@@ -55,11 +56,11 @@ export interface ProxyProcess {
 /**
  * Start a host's ProxyCommand the way ssh does: `$SHELL -c "exec COMMAND"` (or /bin/sh), its
  * stdin and stdout the connection, its stderr kept (the last 4 KiB) for messages. Its
- * environment is this process's with `given` laid over it.
+ * environment is this process's with `given` laid over it, its PATH of fixed directories only.
  */
 export function startProxyCommand(host: ResolvedHost, given: NodeJS.ProcessEnv): ProxyProcess {
   const command = expandProxyCommand(host);
-  const env = { ...process.env, ...given };
+  const env = withFixedSearchPath({ ...process.env, ...given });
   const shell = env.SHELL && env.SHELL.length > 0 ? env.SHELL : '/bin/sh';
   const child = spawn(shell, ['-c', command], { stdio: ['pipe', 'pipe', 'pipe'], env });
   let stderr = '';

@@ -12,7 +12,8 @@ if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-v' || argv[0]
   // Answer without loading anything else: scripts call this to check the install.
   stdout.send(`${VERSION}\n`);
 } else {
-  const { main } = await import('./main.js');
+  const { fixSearchPath, main } = await import('./main.js');
+  fixSearchPath();
   main(argv).then(
     (code) => {
       process.exitCode = stdout.closed.aborted ? SIGPIPE_STATUS : code;

@@ -1,4 +1,5 @@
 import { toYonderError, YonderError } from '@yonder/core';
+import { fixedSearchPath } from '@yonder/core/backend-kit';
 import { closest } from './args.js';
 import type { Command, CommandContext } from './command.js';
 import { errorText } from './error-text.js';
@@ -80,6 +81,15 @@ function suggestion(name: string): string {
 function wantsJson(argv: readonly string[]): boolean {
   const split = argv.indexOf('--');
   return (split < 0 ? argv : argv.slice(0, split)).includes('--json');
+}
+
+/**
+ * Make this process's PATH one of fixed directories only (fixedSearchPath), so that nothing the
+ * CLI starts by name — ssh, an editor, a browser, the tools of yonder's scripts, a job's
+ * commands — is looked up in the working directory. Called once by the `yonder` program.
+ */
+export function fixSearchPath(env: NodeJS.ProcessEnv = process.env): void {
+  if (env.PATH !== undefined) env.PATH = fixedSearchPath(env.PATH);
 }
 
 /** Run the CLI with `argv` (without node and the script); resolves with the exit status. */

@@ -1,0 +1,112 @@
+/**
+ * Issue 11, through `PATH`: a victim whose `PATH` holds an entry that names no fixed directory
+ * (`.`, an empty entry such as a stray `:`, or a relative one), working in a directory another
+ * user can write. Every program yonder starts by name (its own `sh` and the tools its scripts
+ * call, `ssh`, an editor) would be found in the working directory first: the attacker's. yonder
+ * looks programs up only in the absolute entries, for itself and for the jobs it starts.
+ */
+import { execFileSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import {
+  CLI_BIN,
+  cleanupUsers,
+  ownedDir,
+  requireCliBuild,
+  requireUsers,
+  rootDir,
+  runAs,
+  type TestUser,
+} from '@yonder/test-helpers';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+let victim: TestUser;
+let attacker: TestUser;
+
+beforeAll(() => {
+  requireCliBuild();
+  ({ victim, attacker } = requireUsers());
+});
+afterAll(() => cleanupUsers());
+
+const SYSTEM_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+
+/** Programs yonder and its scripts start by name, and a job's commands. */
+const PLANTED = ['sh', 'bash', 'find', 'stat', 'id', 'mkdir', 'setsid', 'cat', 'date', 'kill'];
+PLANTED.push('ps', 'getent', 'awk', 'readlink', 'rm', 'mv', 'sleep', 'env', 'timeout', 'ssh');
+PLANTED.push('true', 'echo', 'vi', 'nano', 'sensible-editor', 'tail', 'head', 'sed', 'grep');
+
+/**
+ * The attacker's directory, sticky and open to all as /tmp is, holding a program of theirs for
+ * each name: it leaves a mark naming who ran it, then does what the real one does.
+ */
+function plantedDirectory(marks: string): string {
+  const shared = rootDir('search-path', 0o1777);
+  mkdirSync(join(shared, 'tools'));
+  for (const name of PLANTED.flatMap((program) => [program, join('tools', program)])) {
+    const path = join(shared, name);
+    writeFileSync(
+      path,
+      `#!/bin/sh\n: > ${marks}/ran-${basename(name)}-$(/usr/bin/id -un)\nfor d in /usr/bin /bin; do [ -x "$d/${basename(name)}" ] && exec "$d/${basename(name)}" "$@"; done\n`,
+    );
+    chmodSync(path, 0o755);
+  }
+  execFileSync('chown', [
+    '-R',
+    `${attacker.uid}:${attacker.gid}`,
+    ...readdirSync(shared).map((name) => join(shared, name)),
+  ]);
+  return shared;
+}
+
+describe('a PATH entry that names no fixed directory, in a directory the attacker writes', () => {
+  it.each([
+    { entry: '.', path: `.:${SYSTEM_PATH}` },
+    { entry: 'an empty one', path: `:${SYSTEM_PATH}` },
+    { entry: 'a relative one', path: `tools:${SYSTEM_PATH}` },
+  ])(
+    '($entry first) runs nothing of theirs: submit, wait, logs, list, profile add',
+    async ({ path }) => {
+      const marks = rootDir('search-path-marks', 0o1777);
+      const shared = plantedDirectory(marks);
+      const state = join(ownedDir(victim, 'search-path'), 'state');
+      const yonder = (args: readonly string[]) =>
+        runAs(victim, CLI_BIN, args, {
+          cwd: shared,
+          env: { PATH: path, YONDER_STATE_DIR: state, XDG_CONFIG_HOME: join(state, '.no-config') },
+        });
+      const added = await yonder(['profile', 'add', 'w', '--backend', 'local']);
+      expect(added.code, added.stderr).toBe(0);
+      // `profile add` of an ssh profile asks `ssh -V` which transport to choose.
+      const ssh = await yonder([
+        'profile',
+        'add',
+        'box',
+        '--backend',
+        'ssh',
+        '--host',
+        'h.invalid',
+      ]);
+      expect(ssh.code, ssh.stderr).toBe(0);
+      const submitted = await yonder([
+        'submit',
+        '--profile',
+        'w',
+        '--json',
+        '--',
+        'sh',
+        '-c',
+        'echo ran; true',
+      ]);
+      expect(submitted.code, submitted.stderr).toBe(0);
+      const id = JSON.parse(submitted.stdout).result.id as string;
+      const waited = await yonder(['wait', id, '--timeout', '30']);
+      expect(waited.code, waited.stderr).toBe(0);
+      expect((await yonder(['logs', id])).stdout).toBe('ran\n');
+      expect((await yonder(['list'])).code).toBe(0);
+      expect((await yonder(['profile', 'check', 'w'])).code).toBe(0);
+      expect(readdirSync(marks)).toEqual([]);
+      expect(existsSync(join(shared, 'state'))).toBe(false);
+    },
+  );
+});
