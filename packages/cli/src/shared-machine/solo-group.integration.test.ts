@@ -60,19 +60,31 @@ function submitTo(name: string): string[] {
   return ['submit', '--profile', name, '--', 'true'];
 }
 
+/** Lines to add to /etc/group and /etc/passwd for one run. */
+interface Databases {
+  group?: readonly string[];
+  passwd?: readonly string[];
+}
+
 /**
- * `argv` run as `user` (runuser, a clean environment) with `extra` lines added to /etc/group for
- * this run only, in a mount namespace of its own; its exit status and output.
+ * `argv` run as `user` (runuser, a clean environment) with `extra` lines added to /etc/group
+ * and /etc/passwd for this run only, in a mount namespace of its own; its status and output.
  */
 function withGroupLines(
-  extra: readonly string[],
+  extra: Databases,
   user: TestUser,
   argv: readonly string[],
 ): { code: number | null; stdout: string; stderr: string } {
-  const groups = join(rootDir('group', 0o755), 'group');
-  writeFileSync(groups, `${readFileSync('/etc/group', 'utf8')}${extra.join('\n')}\n`);
-  execFileSync('chmod', ['0644', groups]);
-  const bind = 'mount --bind "$1" /etc/group && shift && exec runuser -u "$@"';
+  const dir = rootDir('databases', 0o755);
+  const binds = (['group', 'passwd'] as const).flatMap((name) => {
+    const lines = extra[name];
+    if (!lines) return [];
+    const copy = join(dir, name);
+    writeFileSync(copy, `${readFileSync(`/etc/${name}`, 'utf8')}${lines.join('\n')}\n`);
+    execFileSync('chmod', ['0644', copy]);
+    return [`mount --bind ${copy} /etc/${name} &&`];
+  });
+  const script = `${binds.join(' ')} exec runuser -u "$@"`;
   const clean = ['env', '-i', `HOME=${user.home}`, 'PATH=/usr/bin:/bin', 'NO_COLOR=1'];
   const result = spawnSync(
     'unshare',
@@ -82,9 +94,8 @@ function withGroupLines(
       'private',
       'sh',
       '-c',
-      bind,
+      script,
       'ns',
-      groups,
       user.name,
       '--',
       ...clean,
@@ -96,7 +107,7 @@ function withGroupLines(
 }
 
 /** `yonder ARGS --json` as the victim with the ledger `state` and no config, in withGroupLines. */
-function yonderWithGroupLines(extra: readonly string[], state: string, args: readonly string[]) {
+function yonderWithGroupLines(extra: Databases, state: string, args: readonly string[]) {
   const env = [`YONDER_STATE_DIR=${state}`, `XDG_CONFIG_HOME=${join(state, '.no-config')}`];
   const split = args.indexOf('--');
   const withJson =
@@ -149,7 +160,7 @@ describe('a group of the victim’s own that someone else can write through is n
   });
 
   it('a second /etc/group entry of the victim’s gid listing the attacker (groupadd -o) is refused for the ledger and the work directory', () => {
-    const alias = [`${victim.name}-share:x:${victim.gid}:${attacker.name}`];
+    const alias = { group: [`${victim.name}-share:x:${victim.gid}:${attacker.name}`] };
     const { paths } = umask002('solo-twice', 'project', 'state');
     const [project, state] = paths as [string, string];
     // getent group GID answers with the victim's own line; the attacker has the gid all the same.
@@ -161,8 +172,8 @@ describe('a group of the victim’s own that someone else can write through is n
     );
     expect(withGroupLines(alias, attacker, ['mkdir', join(project, 'planted')]).code).toBe(0);
     // Without the second entry both are the victim's (the umask 002 rule).
-    expect(yonderWithGroupLines([], state, profileAdd('w', join(project, 'runs'))).code).toBe(0);
-    const fine = yonderWithGroupLines([], state, submitTo('w'));
+    expect(yonderWithGroupLines({}, state, profileAdd('w', join(project, 'runs'))).code).toBe(0);
+    const fine = yonderWithGroupLines({}, state, submitTo('w'));
     expect(fine.code, fine.stdout).toBe(0);
 
     const ledger = yonderWithGroupLines(alias, state, ['list']);
@@ -173,7 +184,7 @@ describe('a group of the victim’s own that someone else can write through is n
     expect(ledger.doc.error.message).toContain(`chmod go-w ${state}`);
 
     const elsewhere = join(ownedDir(victim, 'solo-twice-state'), 'state');
-    expect(yonderWithGroupLines([], elsewhere, profileAdd('w', join(project, 'more'))).code).toBe(
+    expect(yonderWithGroupLines({}, elsewhere, profileAdd('w', join(project, 'more'))).code).toBe(
       0,
     );
     const submit = yonderWithGroupLines(alias, elsewhere, submitTo('w'));
@@ -182,5 +193,22 @@ describe('a group of the victim’s own that someone else can write through is n
       `Refusing the work directory ${join(project, 'more')}: ${project} (owner ${victim.name} (uid ${victim.uid}), mode 0775) is writable by its group`,
     );
     expect(readdirSync(project).sort()).toEqual(['planted', 'runs']);
+  });
+
+  it('a user database of more than 1 MiB (a large site’s directory) leaves the victim’s own group theirs, for core’s check as for the sh one', () => {
+    const passwd = Array.from(
+      { length: 25_000 },
+      (_, i) =>
+        `bulk${i}:x:${200_000 + i}:${200_000 + i}:A user of a large directory:/home/bulk${i}:/bin/sh`,
+    );
+    const { paths } = umask002('solo-large', 'project', 'state');
+    const [project, state] = paths as [string, string];
+    const large = { passwd };
+    const size = withGroupLines(large, victim, ['sh', '-c', 'getent passwd | wc -c']).stdout;
+    expect(Number(size)).toBeGreaterThan(2 ** 20);
+    expect(yonderWithGroupLines(large, state, profileAdd('w', join(project, 'runs'))).code).toBe(0);
+    const submitted = yonderWithGroupLines(large, state, submitTo('w'));
+    expect(submitted.code, submitted.stdout).toBe(0);
+    expect(yonderWithGroupLines(large, state, ['list']).doc.result).toHaveLength(1);
   });
 });
