@@ -60,10 +60,11 @@ function submitTo(name: string): string[] {
   return ['submit', '--profile', name, '--', 'true'];
 }
 
-/** Lines to add to /etc/group and /etc/passwd for one run. */
+/** Lines to add to /etc/group and /etc/passwd for one run; a file to log each getent run in. */
 interface Databases {
   group?: readonly string[];
   passwd?: readonly string[];
+  getentLog?: string;
 }
 
 /**
@@ -84,6 +85,17 @@ function withGroupLines(
     execFileSync('chmod', ['0644', copy]);
     return [`mount --bind ${copy} /etc/${name} &&`];
   });
+  if (extra.getentLog) {
+    // The real getent, run by a wrapper in its place that notes each question.
+    execFileSync('cp', ['/usr/bin/getent', join(dir, 'real-getent')]);
+    const wrapper = join(dir, 'getent');
+    writeFileSync(
+      wrapper,
+      `#!/bin/sh\necho "$*" >> ${extra.getentLog}\nexec ${dir}/real-getent "$@"\n`,
+    );
+    execFileSync('chmod', ['0755', wrapper]);
+    binds.push(`mount --bind ${wrapper} /usr/bin/getent &&`);
+  }
   const script = `${binds.join(' ')} exec runuser -u "$@"`;
   const clean = ['env', '-i', `HOME=${user.home}`, 'PATH=/usr/bin:/bin', 'NO_COLOR=1'];
   const result = spawnSync(
@@ -210,5 +222,21 @@ describe('a group of the victim’s own that someone else can write through is n
     const submitted = yonderWithGroupLines(large, state, submitTo('w'));
     expect(submitted.code, submitted.stdout).toBe(0);
     expect(yonderWithGroupLines(large, state, ['list']).doc.result).toHaveLength(1);
+  });
+
+  it('costs a user in /tmp nothing: a sticky directory on the way is not asked about, only a directory its group can write', () => {
+    const log = join(rootDir('getent-log', 0o755), 'asked');
+    writeFileSync(log, '');
+    execFileSync('chmod', ['0666', log]);
+    const shared = rootDir('sticky', 0o1777);
+    const state = join(shared, 'state');
+    mkdirSync(state, { mode: 0o700 });
+    chownSync(state, victim.uid, victim.gid);
+    const listed = yonderWithGroupLines({ getentLog: log }, state, ['list']);
+    expect(listed.code, listed.stdout).toBe(0);
+    expect(readFileSync(log, 'utf8')).toBe('');
+    const [mine] = umask002('solo-asked', 'state').paths as [string];
+    expect(yonderWithGroupLines({ getentLog: log }, mine, ['list']).code).toBe(0);
+    expect(readFileSync(log, 'utf8')).toBe(`group ${victim.gid}\ngroup\npasswd\n`);
   });
 });

@@ -134,6 +134,27 @@ describe('make_trusted_dir (the work directory, checked on the target before any
     );
   });
 
+  it('refuses, in the 10 s core gives it, a group of the user’s own when getent hangs (a directory service that does not answer)', () => {
+    const project = dir('solo-group-hang', 0o775);
+    chownSync(project, ME, 0);
+    const shims = dir('hanging-getent', 0o755);
+    writeFileSync(join(shims, 'getent'), '#!/bin/sh\nexec sleep 120\n', { mode: 0o755 });
+    const result = spawnSync(
+      'sh',
+      ['-c', `${TRUSTED_DIRECTORY_FUNCTIONS}\ntrusted_dir "$1" "work directory"`, 'x', project],
+      {
+        encoding: 'utf8',
+        env: { ...process.env, PATH: `${shims}:${process.env.PATH}` },
+        timeout: 60_000,
+      },
+    );
+    expect(result.signal, 'the check waited on getent past its own limit').toBeNull();
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain(
+      `${project} (owner ${user(ME)}, mode 0775) is writable by its group,`,
+    );
+  });
+
   it('refuses group-write that is an access control list’s mask (setfacl -m u:OTHER:rwx), though the group is the user’s alone', () => {
     expect(ME, 'this test runs as root, whose group 0 is its own').toBe(0);
     const project = dir('solo-group-acl', 0o755);

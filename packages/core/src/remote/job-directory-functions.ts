@@ -9,7 +9,7 @@
  * - `trusted_dir PATH ROLE`: walks PATH from `/` as the kernel would, following links: every
  *   directory passed through must be the user's or root's and writable by nobody else unless it
  *   is sticky (as /tmp), a group that is the user's alone not counting as anybody else (core's
- *   isSoloGroup, asked of `getent`, every entry of the gid) unless an access control list
+ *   isSoloGroup, asked of `getent` with 10 s to answer, every entry of the gid) unless an access control list
  *   names others (core's hasExtendedAcl, asked of `ls -ld`); every link the user's or root's; PATH itself the user's, writable by
  *   nobody else, and a directory. A violation is printed to stderr naming the path, its owner
  *   and mode and the fix (`chmod go-w PATH`…), and fails. When a part of PATH is missing, sets
@@ -28,10 +28,13 @@ td_stat() {
   td_uid=\${td_info%% *}; td_info=\${td_info#* }
   td_gid=\${td_info%% *}; td_mode=$((0x\${td_info#* }))
 }
+td_getent() {
+  if command -v timeout >/dev/null 2>&1; then timeout 10 getent "$@"; else getent "$@"; fi
+}
 td_solo_check() {
-  td_gr=$(getent group "$1" 2>/dev/null) || return 1
-  td_grs=$(getent group 2>/dev/null) || return 1
-  td_pw=$(getent passwd 2>/dev/null) || return 1
+  td_gr=$(td_getent group "$1" 2>/dev/null) || return 1
+  td_grs=$(td_getent group 2>/dev/null) || return 1
+  td_pw=$(td_getent passwd 2>/dev/null) || return 1
   { printf '%s\\n' "$td_pw" | sed 's/^/P:/'; printf '%s\\n' "$td_gr" "$td_grs" | sed 's/^/G:/'; } |
     awk -F: -v g="$1" -v u="$me" '
     function num(f) { return f ~ /^[0-9]+$/ }
@@ -82,7 +85,7 @@ td_parent() {
     td_user "$me"
     td_refuse "$1" "belongs to another user, neither to you ($td_user) nor to root" "use a location where every directory on the way is yours or root’s."; return 1
   fi
-  if td_open && [ $((td_mode & 512)) -eq 0 ]; then
+  if [ $((td_mode & 512)) -eq 0 ] && td_open; then
     td_writers
     td_refuse "$1" "is writable by $td_who" "chmod go-w $1 (or, for a directory all may share, chmod +t $1 as /tmp has)."; return 1
   fi

@@ -96,8 +96,10 @@ class Checker {
         'use a location where every directory on the way is yours or root’s.',
       );
     }
+    // A directory all may share (as /tmp): whoever writes it, no need to ask who.
+    if ((info.mode & STICKY) !== 0) return;
     const writers = this.writers(path, info);
-    if (writers !== null && (info.mode & STICKY) === 0) {
+    if (writers !== null) {
       this.refuse(
         path,
         info,

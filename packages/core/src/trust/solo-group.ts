@@ -49,10 +49,11 @@ export function isSoloGroup(gid: number, uid: number): boolean {
   if (known !== undefined) return known;
   // `getent group GID` answers with the first group of that gid only; every entry of it gives
   // its members the gid (a second one made by `groupadd -o`), so all that are listed count too.
+  // Each asked only when the one before answered (a directory service that hangs costs once).
   const asked = getent('group', String(gid));
-  const listed = getent('group');
+  const listed = asked === null ? null : getent('group');
   const groups = asked === null || listed === null ? null : [...asked, ...listed];
-  const answer = soloGroupIn(groups, getent('passwd'), gid, uid);
+  const answer = groups !== null && soloGroupIn(groups, getent('passwd'), gid, uid);
   answers.set(key, answer);
   return answer;
 }
