@@ -15,7 +15,8 @@ if [ "$(id -u)" = 0 ]; then
   # with the system executable; no browser is downloaded); faketime, the wall clock stepped under
   # a running command (packages/reliability/src/clock.test.ts); Snakemake (Debian's, 7.x), a real
   # workflow client of yonder (packages/cli/src/snakemake.integration.test.ts on the local backend,
-  # docs/snakemake-slurm.integration.test.ts on the Slurm profile).
+  # docs/snakemake-slurm.integration.test.ts on the Slurm profile); setfacl (acl), the access
+  # control lists the trust check must see through (packages/core/src/trust, remote/).
   export DEBIAN_FRONTEND=noninteractive
   missing=()
   while read -r program package; do
@@ -25,6 +26,7 @@ tsp task-spooler
 /usr/bin/chromium chromium
 faketime faketime
 snakemake snakemake
+setfacl acl
 PACKAGES
   if [ "${#missing[@]}" -gt 0 ]; then
     apt-get install -y -o DPkg::Lock::Timeout=600 --no-install-recommends "${missing[@]}" >&2 ||

@@ -7,6 +7,7 @@ import {
   mkdirSync,
   mkdtempSync,
   readdirSync,
+  readFileSync,
   rmSync,
   statSync,
   symlinkSync,
@@ -33,10 +34,27 @@ function user(uid: number): string {
   return name ? `${name} (uid ${uid})` : `uid ${uid}`;
 }
 
-/** Run the functions, then `body`, with `args` as $1…; stdout, stderr and the exit status. */
-function sh(body: string, args: string[] = []): { out: string; err: string; code: number | null } {
+/**
+ * Run the functions, then `body`, with `args` as $1…; stdout, stderr and the exit status. With
+ * `groupLines`, those lines are added to /etc/group for this run only (a mount namespace of its
+ * own, as a careless admin's `groupadd -o` would leave it).
+ */
+function sh(
+  body: string,
+  args: string[] = [],
+  groupLines?: string[],
+): { out: string; err: string; code: number | null } {
   const script = `${TRUSTED_DIRECTORY_FUNCTIONS}\n${PRIVATE_DIRECTORY_FUNCTIONS}\n${JOB_FILE_FUNCTIONS}\n${body}`;
-  const result = spawnSync('sh', ['-c', script, 'x', ...args], { encoding: 'utf8' });
+  let argv = ['sh', '-c', script, 'x', ...args];
+  if (groupLines) {
+    const groups = join(scratch, `group-${groupLines.length}-${Date.now()}`);
+    writeFileSync(groups, `${readFileSync('/etc/group', 'utf8')}${groupLines.join('\n')}\n`);
+    chmodSync(groups, 0o644);
+    const bind = 'mount --bind "$1" /etc/group && shift && exec "$@"';
+    argv = ['unshare', '-m', '--propagation', 'private', 'sh', '-c', bind, 'ns', groups, ...argv];
+  }
+  const [program, ...rest] = argv as [string, ...string[]];
+  const result = spawnSync(program, rest, { encoding: 'utf8' });
   return { out: result.stdout, err: result.stderr, code: result.status };
 }
 
@@ -94,6 +112,67 @@ describe('make_trusted_dir (the work directory, checked on the target before any
     chownSync(wanted, ME, OTHER);
     expect(sh('make_trusted_dir "$1" "work directory"', [wanted]).err).toContain(
       'mode 0770) is writable by its group,',
+    );
+  });
+
+  it('refuses the user’s own group when a second entry of its gid (groupadd -o) lists another user, as initgroups gives them the gid', () => {
+    expect(ME, 'this test runs as root, whose group 0 is its own').toBe(0);
+    const project = dir('solo-group-twice', 0o775);
+    chownSync(project, ME, 0);
+    const wanted = join(project, 'runs');
+    // getent group 0 still answers with root's own line alone; getent group lists both.
+    const alias = [`root-share:x:0:${user(OTHER).split(' ')[0]}`];
+    expect(sh('getent group 0', [], alias).out).toBe('root:x:0:\n');
+    const result = sh('make_trusted_dir "$1" "work directory"', [wanted], alias);
+    expect(result.code).toBe(23);
+    expect(result.err).toContain(
+      `${project} (owner ${user(ME)}, mode 0775) is writable by its group,`,
+    );
+    expect(readdirSync(project)).toEqual([]);
+    expect(sh('make_trusted_dir "$1" "work directory"', [wanted], ['root-too:x:0:root']).code).toBe(
+      0,
+    );
+  });
+
+  it('refuses, in the 10 s core gives it, a group of the user’s own when getent hangs (a directory service that does not answer)', () => {
+    const project = dir('solo-group-hang', 0o775);
+    chownSync(project, ME, 0);
+    const shims = dir('hanging-getent', 0o755);
+    writeFileSync(join(shims, 'getent'), '#!/bin/sh\nexec sleep 120\n', { mode: 0o755 });
+    const result = spawnSync(
+      'sh',
+      ['-c', `${TRUSTED_DIRECTORY_FUNCTIONS}\ntrusted_dir "$1" "work directory"`, 'x', project],
+      {
+        encoding: 'utf8',
+        env: { ...process.env, PATH: `${shims}:${process.env.PATH}` },
+        timeout: 60_000,
+      },
+    );
+    expect(result.signal, 'the check waited on getent past its own limit').toBeNull();
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain(
+      `${project} (owner ${user(ME)}, mode 0775) is writable by its group,`,
+    );
+  });
+
+  it('refuses group-write that is an access control list’s mask (setfacl -m u:OTHER:rwx), though the group is the user’s alone', () => {
+    expect(ME, 'this test runs as root, whose group 0 is its own').toBe(0);
+    const project = dir('solo-group-acl', 0o755);
+    chownSync(project, ME, 0);
+    spawnSync('setfacl', ['-m', `u:${OTHER}:rwx`, project], { stdio: 'inherit' });
+    expect(statSync(project).mode & 0o7777).toBe(0o775);
+    const wanted = join(project, 'runs');
+    const result = sh('make_trusted_dir "$1" "work directory"', [wanted]);
+    expect(result.code).toBe(23);
+    expect(result.err).toContain(
+      `${project} (owner ${user(ME)}, mode 0775) is writable by the users and groups its access control list names, so another user could change what yonder reads or runs there. Fix: chmod go-w ${project}`,
+    );
+    expect(readdirSync(project)).toEqual([]);
+    chmodSync(project, 0o755);
+    expect(sh('make_trusted_dir "$1" "work directory"', [wanted]).code).toBe(0);
+    spawnSync('setfacl', ['-m', `u:${OTHER}:rwx`, wanted]);
+    expect(sh('trusted_dir "$1" "work directory"', [wanted]).err).toContain(
+      `${wanted} (owner ${user(ME)}, mode 0770) is writable by the users and groups its access control list names`,
     );
   });
 

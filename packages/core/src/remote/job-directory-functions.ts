@@ -9,7 +9,8 @@
  * - `trusted_dir PATH ROLE`: walks PATH from `/` as the kernel would, following links: every
  *   directory passed through must be the user's or root's and writable by nobody else unless it
  *   is sticky (as /tmp), a group that is the user's alone not counting as anybody else (core's
- *   isSoloGroup, asked of `getent`); every link the user's or root's; PATH itself the user's, writable by
+ *   isSoloGroup, asked of `getent` with 10 s to answer, every entry of the gid) unless an access control list
+ *   names others (core's hasExtendedAcl, asked of `ls -ld`); every link the user's or root's; PATH itself the user's, writable by
  *   nobody else, and a directory. A violation is printed to stderr naming the path, its owner
  *   and mode and the fix (`chmod go-w PATH`…), and fails. When a part of PATH is missing, sets
  *   `td_exists=0` and `td_next` to the first missing directory (what exists above it passed);
@@ -22,20 +23,30 @@
  */
 export const TRUSTED_DIRECTORY_FUNCTIONS = `me=$(id -u) td_solos= td_shared=
 td_stat() {
+  td_file=$1
   td_info=$(LC_ALL=C stat -c '%u %g %f' -- "$1" 2>/dev/null) || return 1
   td_uid=\${td_info%% *}; td_info=\${td_info#* }
   td_gid=\${td_info%% *}; td_mode=$((0x\${td_info#* }))
 }
+td_getent() {
+  if command -v timeout >/dev/null 2>&1; then timeout 10 getent "$@"; else getent "$@"; fi
+}
 td_solo_check() {
-  td_gr=$(getent group "$1" 2>/dev/null) || return 1
-  case $td_gr in *:"$1":*) ;; *) return 1 ;; esac
-  td_pw=$(getent passwd 2>/dev/null) || return 1
-  td_name=$(id -nu 2>/dev/null) || return 1
-  td_members=\${td_gr##*:}
-  [ -z "$td_members" ] || [ "$td_members" = "$td_name" ] || return 1
-  printf '%s\\n' "$td_pw" | awk -F: -v g="$1" -v u="$me" -v m="$td_members" '
-    $4 == g { if ($3 != u) bad = 1; else mine = 1 }
-    END { exit (bad || !(mine || m != "")) }'
+  td_gr=$(td_getent group "$1" 2>/dev/null) || return 1
+  td_grs=$(td_getent group 2>/dev/null) || return 1
+  td_pw=$(td_getent passwd 2>/dev/null) || return 1
+  { printf '%s\\n' "$td_pw" | sed 's/^/P:/'; printf '%s\\n' "$td_gr" "$td_grs" | sed 's/^/G:/'; } |
+    awk -F: -v g="$1" -v u="$me" '
+    function num(f) { return f ~ /^[0-9]+$/ }
+    $1 == "P" && num($4) && num($5) {
+      if ($4 == u && name == "") name = $2
+      if ($5 == g) { if ($4 != u) bad = 1; else mine = 1 }
+    }
+    $1 == "G" && num($4) && $4 == g {
+      found = 1; n = split($5, list, ",")
+      for (i = 1; i <= n; i++) if (list[i] != "") { if (list[i] != name) bad = 1; else mine = 1 }
+    }
+    END { exit (bad || !found || name == "" || !mine) }'
 }
 td_solo() {
   case " $td_solos " in *" $1 "*) return 0 ;; esac
@@ -43,8 +54,15 @@ td_solo() {
   if td_solo_check "$1"; then td_solos="$td_solos $1"; return 0; fi
   td_shared="$td_shared $1"; return 1
 }
+td_acl() {
+  td_ls=$(LC_ALL=C ls -ld -- "$1" 2>/dev/null) || return 0
+  case $td_ls in ??????????' '*|??????????.*) return 1 ;; esac
+}
 td_group_writes() {
-  [ $((td_mode & 16)) -ne 0 ] && ! td_solo "$td_gid"
+  [ $((td_mode & 16)) -ne 0 ] || return 1
+  if ! td_solo "$td_gid"; then td_by='its group'; return 0; fi
+  td_acl "$td_file" || return 1
+  td_by='the users and groups its access control list names'
 }
 td_open() {
   [ $((td_mode & 2)) -ne 0 ] || td_group_writes
@@ -59,7 +77,7 @@ td_refuse() {
 }
 td_writers() {
   if td_group_writes; then
-    if [ $((td_mode & 2)) -ne 0 ]; then td_who='its group and others'; else td_who='its group'; fi
+    if [ $((td_mode & 2)) -ne 0 ]; then td_who="$td_by and others"; else td_who=$td_by; fi
   else td_who=others; fi
 }
 td_parent() {
@@ -67,7 +85,7 @@ td_parent() {
     td_user "$me"
     td_refuse "$1" "belongs to another user, neither to you ($td_user) nor to root" "use a location where every directory on the way is yours or root’s."; return 1
   fi
-  if td_open && [ $((td_mode & 512)) -eq 0 ]; then
+  if [ $((td_mode & 512)) -eq 0 ] && td_open; then
     td_writers
     td_refuse "$1" "is writable by $td_who" "chmod go-w $1 (or, for a directory all may share, chmod +t $1 as /tmp has)."; return 1
   fi

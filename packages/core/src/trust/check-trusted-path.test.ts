@@ -107,6 +107,29 @@ describe('checkTrustedPath', () => {
     );
   });
 
+  it('refuses group-write that is an access control list’s mask: a user it names may write, though the group is the user’s alone', () => {
+    expect(me, 'this test runs as root, whose group 0 is its own').toBe(0);
+    const project = join(base, 'acl');
+    mkdirSync(join(project, 'runs'), { recursive: true });
+    chownSync(project, me, 0);
+    chmodSync(project, 0o755);
+    // Another user may write it: the mode reads 0775, its group bits now the ACL's mask.
+    execFileSync('setfacl', ['-m', `u:${SHARED_GID}:rwx`, project]);
+    expect(statSync(project).mode & 0o7777).toBe(0o775);
+    const error = refusal(() => checkTrustedPath(join(project, 'runs')));
+    expect(error.path).toBe(project);
+    expect(error.message).toContain(
+      `${project} (owner root (uid 0), mode 0775) is writable by the users and groups its access control list names,`,
+    );
+    expect(error.message).toContain(`Fix: chmod go-w ${project}`);
+    expect(refusal(() => checkTrustedPath(project)).message).toContain(
+      `Fix: chmod go-w ${project}`,
+    );
+    // The fix works: chmod g-w takes write from the mask, so from everyone the ACL names.
+    execFileSync('chmod', ['g-w', project]);
+    expect(checkTrustedPath(join(project, 'runs'))).toBe(true);
+  });
+
   it('refuses the path itself when it is sticky but world-writable (only parents may be)', () => {
     chmodSync(base, 0o1777);
     expect(refusal(() => checkTrustedPath(base)).path).toBe(base);

@@ -3,6 +3,7 @@ import { lstatSync, mkdirSync, readlinkSync, type Stats } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { UntrustedPathError } from '../errors/untrusted-path-error.js';
 import { YonderError } from '../errors/yonder-error.js';
+import { hasExtendedAcl } from './extended-acl.js';
 import { isSoloGroup } from './solo-group.js';
 import { describeMode, describeUser } from './user-name.js';
 
@@ -48,13 +49,6 @@ function components(path: string): string[] {
   return path.split('/').filter((part) => part !== '' && part !== '.');
 }
 
-/** Who besides the user can write to it (only asked of something writableByOthers). */
-function writers(info: Stats, uid: number): string {
-  const group = (info.mode & GROUP_WRITE) !== 0 && !isSoloGroup(info.gid, uid);
-  const other = (info.mode & OTHER_WRITE) !== 0;
-  return group && other ? 'its group and others' : other ? 'others' : 'its group';
-}
-
 class Checker {
   constructor(
     private readonly subject: string,
@@ -63,12 +57,20 @@ class Checker {
   ) {}
 
   /**
-   * Whether anyone but the user (and root) can write to it: others, or a group that is not
-   * the user's alone (a group of their own, under umask 002, is theirs: see isSoloGroup).
+   * Who besides the user (and root) can write to it, or null for no one: others, or a group
+   * that is not the user's alone (a group of their own, under umask 002, is theirs: see
+   * isSoloGroup), or, with an access control list, whoever it names (the group bits are then
+   * its mask).
    */
-  private writableByOthers(info: Stats): boolean {
-    if ((info.mode & OTHER_WRITE) !== 0) return true;
-    return (info.mode & GROUP_WRITE) !== 0 && !isSoloGroup(info.gid, this.uid);
+  private writers(path: string, info: Stats): string | null {
+    const other = (info.mode & OTHER_WRITE) !== 0;
+    let group: string | null = null;
+    if ((info.mode & GROUP_WRITE) !== 0) {
+      if (!isSoloGroup(info.gid, this.uid)) group = 'its group';
+      else if (hasExtendedAcl(path)) group = 'the users and groups its access control list names';
+    }
+    if (group === null) return other ? 'others' : null;
+    return other ? `${group} and others` : group;
   }
 
   private refuse(path: string, info: Stats, problem: string, fix: string): never {
@@ -94,11 +96,14 @@ class Checker {
         'use a location where every directory on the way is yours or root’s.',
       );
     }
-    if (this.writableByOthers(info) && (info.mode & STICKY) === 0) {
+    // A directory all may share (as /tmp): whoever writes it, no need to ask who.
+    if ((info.mode & STICKY) !== 0) return;
+    const writers = this.writers(path, info);
+    if (writers !== null) {
       this.refuse(
         path,
         info,
-        `is writable by ${writers(info, this.uid)}`,
+        `is writable by ${writers}`,
         `chmod go-w ${path} (or, for a directory all may share, chmod +t ${path} as /tmp has).`,
       );
     }
@@ -106,11 +111,12 @@ class Checker {
 
   /** Where an absent path would be made: writable by nobody else, not even with the sticky bit. */
   creatableIn(path: string, info: Stats, missing: string): void {
-    if (!this.writableByOthers(info)) return;
+    const writers = this.writers(path, info);
+    if (writers === null) return;
     this.refuse(
       path,
       info,
-      `is writable by ${writers(info, this.uid)}, who could create ${join(path, missing)} (it does not exist yet)`,
+      `is writable by ${writers}, who could create ${join(path, missing)} (it does not exist yet)`,
       `use a location below directories that only you or root can write (not below ${path}).`,
     );
   }
@@ -138,9 +144,9 @@ class Checker {
         `do not use what is in it; move it aside (mv ${path} ${path}.untrusted) and let yonder make its own, or choose another path.`,
       );
     }
-    if (this.writableByOthers(info)) {
-      this.refuse(path, info, `is writable by ${writers(info, this.uid)}`, `chmod go-w ${path}`);
-    }
+    const writers = this.writers(path, info);
+    if (writers !== null)
+      this.refuse(path, info, `is writable by ${writers}`, `chmod go-w ${path}`);
     const type = this.options.type;
     if (type === 'directory' && !info.isDirectory())
       this.refuse(path, info, 'is not a directory', `move it aside (mv ${path} ${path}.old).`);

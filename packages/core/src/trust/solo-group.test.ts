@@ -38,6 +38,14 @@ describe('soloGroupIn (Debian’s OpenSSH rule for group-writable directories)',
     expect(soloGroupIn(['1001:x:5000:'], PASSWD, 1001, 1001)).toBe(false);
   });
 
+  it('is false when a second entry of the gid (groupadd -o) lists anyone else: getent group GID shows only the first', () => {
+    // initgroups gives dan gid 1001 from the second line, as `id dan` shows.
+    expect(soloGroupIn(['bob:x:1001:', 'bob-share:x:1001:dan'], PASSWD, 1001, 1001)).toBe(false);
+    expect(soloGroupIn(['bob:x:1001:', 'bob:x:1001:'], PASSWD, 1001, 1001)).toBe(true);
+    // A gid written with a leading zero (/etc/group read directly) is the same gid.
+    expect(soloGroupIn(['bob:x:1001:', 'other:x:01001:dan'], PASSWD, 1001, 1001)).toBe(false);
+  });
+
   it('does not take a malformed passwd line for anyone', () => {
     expect(soloGroupIn(['bob:x:1001:'], [...PASSWD, 'broken', 'eve:x::1001'], 1001, 1001)).toBe(
       true,

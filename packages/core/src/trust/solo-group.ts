@@ -9,11 +9,17 @@ import { existsSync, readFileSync } from 'node:fs';
 
 /** `getent` by its full path (never a `PATH` lookup), as it asks NSS: LDAP and sssd too. */
 const GETENT = ['/usr/bin/getent', '/bin/getent'].find((path) => existsSync(path));
+/** What a whole user or group database may print (spawnSync's default, 1 MiB, is 15k users). */
+const MAX_DATABASE_BYTES = 256 * 1024 * 1024;
 
 function getent(database: 'group' | 'passwd', key?: string): string[] | null {
   if (GETENT) {
     const args = key === undefined ? [database] : [database, key];
-    const result = spawnSync(GETENT, args, { encoding: 'utf8', timeout: 10_000 });
+    const result = spawnSync(GETENT, args, {
+      encoding: 'utf8',
+      timeout: 10_000,
+      maxBuffer: MAX_DATABASE_BYTES,
+    });
     // 2: the key is not there; anything else but 0: getent could not answer.
     if (result.status === 0) return result.stdout.split('\n').filter((line) => line !== '');
     if (result.status === 2) return [];
@@ -41,14 +47,20 @@ export function isSoloGroup(gid: number, uid: number): boolean {
   const key = `${gid}:${uid}`;
   const known = answers.get(key);
   if (known !== undefined) return known;
-  const answer = soloGroupIn(getent('group', String(gid)), getent('passwd'), gid, uid);
+  // `getent group GID` answers with the first group of that gid only; every entry of it gives
+  // its members the gid (a second one made by `groupadd -o`), so all that are listed count too.
+  // Each asked only when the one before answered (a directory service that hangs costs once).
+  const asked = getent('group', String(gid));
+  const listed = asked === null ? null : getent('group');
+  const groups = asked === null || listed === null ? null : [...asked, ...listed];
+  const answer = groups !== null && soloGroupIn(groups, getent('passwd'), gid, uid);
   answers.set(key, answer);
   return answer;
 }
 
 /**
- * The rule itself, on `getent group GID` and `getent passwd` lines (null: not known): see
- * isSoloGroup.
+ * The rule itself, on group lines (`getent group GID` and `getent group`: every entry of the
+ * gid counts) and `getent passwd` lines (null: not known): see isSoloGroup.
  */
 export function soloGroupIn(
   groupLines: readonly string[] | null,
@@ -56,9 +68,12 @@ export function soloGroupIn(
   gid: number,
   uid: number,
 ): boolean {
-  const group = groupLines?.find((line) => line.split(':')[2] === String(gid));
-  if (group === undefined || passwdLines === null) return false;
-  const members = (group.split(':')[3] ?? '').split(',').filter((name) => name !== '');
+  const ofGid = (field: string | undefined) => /^\d+$/.test(field ?? '') && Number(field) === gid;
+  const groups = groupLines?.filter((line) => ofGid(line.split(':')[2])) ?? [];
+  if (groups.length === 0 || passwdLines === null) return false;
+  const members = groups.flatMap((group) =>
+    (group.split(':')[3] ?? '').split(',').filter((name) => name !== ''),
+  );
   const accounts = passwdLines.flatMap((line) => {
     const [name, , id, primary] = line.split(':');
     if (!name || !/^\d+$/.test(id ?? '') || !/^\d+$/.test(primary ?? '')) return [];
