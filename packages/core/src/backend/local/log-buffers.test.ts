@@ -51,7 +51,7 @@ describe('the buffers logs are read into on this machine', () => {
       // 13 chunks went through a handful of buffers.
       expect(memory.size).toBeLessThanOrEqual(5);
     } finally {
-      rmSync(scratch, { recursive: true, force: true });
+      rmSync(scratch, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
     }
   });
 });

@@ -65,7 +65,7 @@ afterEach(() => {
       /* already gone */
     }
   }
-  rmSync(scratch, { recursive: true, force: true });
+  rmSync(scratch, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
 });
 
 const request = testRequest;

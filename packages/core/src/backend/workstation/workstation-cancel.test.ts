@@ -45,7 +45,7 @@ afterEach(async () => {
       /* already gone */
     }
   }
-  rmSync(scratch, { recursive: true, force: true });
+  rmSync(scratch, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
 });
 
 /** Start a job; every process carrying its marker is killed after the test. */

@@ -34,7 +34,7 @@ afterAll(() => {
       /* already gone */
     }
   }
-  rmSync(scratch, { recursive: true, force: true });
+  rmSync(scratch, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
 });
 
 describe('recovering a submit of a job in a container', () => {
