@@ -89,7 +89,7 @@ function wantsJson(argv: readonly string[]): boolean {
  * commands — is looked up in the working directory. Called once by the `yonder` program.
  */
 export function fixSearchPath(env: NodeJS.ProcessEnv = process.env): void {
-  if (env.PATH !== undefined) env.PATH = fixedSearchPath(env.PATH);
+  env.PATH = fixedSearchPath(env.PATH);
 }
 
 /** Run the CLI with `argv` (without node and the script); resolves with the exit status. */

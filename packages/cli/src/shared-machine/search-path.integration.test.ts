@@ -59,22 +59,30 @@ function plantedDirectory(marks: string): string {
   return shared;
 }
 
+/** `yonder ARGS` as the victim in `cwd`, on the ledger `state`, with `env` besides. */
+function victimIn(cwd: string, state: string, env: Record<string, string>) {
+  return (args: readonly string[]) =>
+    runAs(victim, CLI_BIN, args, {
+      cwd,
+      env: { YONDER_STATE_DIR: state, XDG_CONFIG_HOME: join(state, '.no-config'), ...env },
+    });
+}
+
 describe('a PATH entry that names no fixed directory, in a directory the attacker writes', () => {
   it.each([
     { entry: '.', path: `.:${SYSTEM_PATH}` },
     { entry: 'an empty one', path: `:${SYSTEM_PATH}` },
     { entry: 'a relative one', path: `tools:${SYSTEM_PATH}` },
+    // Nothing absolute left: an empty PATH is the working directory itself to exec and sh.
+    { entry: 'relative ones only', path: '.:tools' },
+    { entry: 'an empty PATH', path: '' },
   ])(
     '($entry first) runs nothing of theirs: submit, wait, logs, list, profile add',
     async ({ path }) => {
       const marks = rootDir('search-path-marks', 0o1777);
       const shared = plantedDirectory(marks);
       const state = join(ownedDir(victim, 'search-path'), 'state');
-      const yonder = (args: readonly string[]) =>
-        runAs(victim, CLI_BIN, args, {
-          cwd: shared,
-          env: { PATH: path, YONDER_STATE_DIR: state, XDG_CONFIG_HOME: join(state, '.no-config') },
-        });
+      const yonder = victimIn(shared, state, { PATH: path });
       const added = await yonder(['profile', 'add', 'w', '--backend', 'local']);
       expect(added.code, added.stderr).toBe(0);
       // `profile add` of an ssh profile asks `ssh -V` which transport to choose.
@@ -109,4 +117,29 @@ describe('a PATH entry that names no fixed directory, in a directory the attacke
       expect(existsSync(join(shared, 'state'))).toBe(false);
     },
   );
+});
+
+describe('a relative SHELL, in a directory the attacker writes', () => {
+  it('never starts their shell for an ssh2 ProxyCommand (ssh execs $SHELL by its path)', async () => {
+    const marks = rootDir('search-path-marks', 0o1777);
+    const shared = plantedDirectory(marks);
+    const home = ownedDir(victim, 'search-path-shell');
+    const state = join(home, 'state');
+    const config = join(home, 'ssh_config');
+    const key = join(home, 'id_ed25519');
+    execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', key]);
+    writeFileSync(
+      config,
+      `Host box\n  HostName nowhere.invalid\n  IdentityFile ${key}\n  ProxyCommand /bin/sh -c 'exit 3'\n`,
+    );
+    execFileSync('chown', [`${victim.uid}:${victim.gid}`, config, key, `${key}.pub`]);
+    const yonder = victimIn(shared, state, { SHELL: 'tools/sh' });
+    const add = 'profile add box --backend ssh --host box --transport ssh2 --ssh-config';
+    const added = await yonder([...add.split(' '), config]);
+    expect(added.code, added.stderr).toBe(0);
+    const submitted = await yonder(['submit', '--profile', 'box', '--', 'true']);
+    // The ProxyCommand ran (under /bin/sh) and failed as it should.
+    expect(submitted.stderr).toContain('ProxyCommand exited with 3');
+    expect(readdirSync(marks)).toEqual([]);
+  });
 });

@@ -70,7 +70,7 @@ export function buildEnvironment(
   }
   for (const name of options.unsetEnv ?? []) delete env[name];
   Object.assign(env, options.env ?? {});
-  if (env.PATH !== undefined) env.PATH = fixedSearchPath(env.PATH);
+  env.PATH = fixedSearchPath(env.PATH);
   return env;
 }
 

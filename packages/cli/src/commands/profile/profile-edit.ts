@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Profile, ValidationError, YonderError } from '@yonder/core';
-import { parseJson } from '@yonder/core/backend-kit';
+import { parseJson, withFixedSearchPath } from '@yonder/core/backend-kit';
 import { parse } from '../../args.js';
 import type { CommandContext } from '../../command.js';
 import { envelope } from '../../output.js';
@@ -25,7 +25,10 @@ function editInEditor(
   const dir = mkdtempSync(join(tmpdir(), 'yonder-edit-'));
   const file = join(dir, `${encodeURIComponent(profile.name)}.json`);
   writeFileSync(file, `${JSON.stringify(profile, null, 2)}\n`, { mode: 0o600, flag: 'wx' });
-  const result = spawnSync(command[0] as string, [...command.slice(1), file], { stdio: 'inherit' });
+  const result = spawnSync(command[0] as string, [...command.slice(1), file], {
+    stdio: 'inherit',
+    env: withFixedSearchPath(process.env),
+  });
   if (result.error || result.status !== 0) {
     rmSync(dir, { recursive: true, force: true });
     throw new YonderError(
