@@ -1,6 +1,7 @@
 /** Everything Node's lookup of a plugin and of its imports can pass through, checked as the plugin is: each directory looked in, each link on the way, where CommonJS looks too. */
 import { lstatSync, readdirSync, readlinkSync, realpathSync, type Stats } from 'node:fs';
 import { basename, delimiter, dirname, isAbsolute, join, resolve, sep } from 'node:path';
+import { YonderError } from '@yonder/core';
 import { checkTrustedPath, trustedRealPath } from '@yonder/core/backend-kit';
 
 /** Whether `dir` is `inner` or one of the directories above it. */
@@ -163,7 +164,12 @@ export class LookupCheck {
       else if (info?.isDirectory()) visit(dir, depth + 1);
     };
     const visit = (dir: string, depth: number): void => {
-      if (depth > MAX_NESTING) return;
+      // Node would load from deeper down too: a tree this scan cannot finish is refused.
+      if (depth > MAX_NESTING)
+        throw new YonderError(
+          'E_UNTRUSTED_PATH',
+          `${dir} is nested more than ${MAX_NESTING} node_modules deep below ${modules}, too deep to check what the plugin ${this.name} may load from it; reinstall the plugin (npm dedupe).`,
+        );
       for (const entry of readdirSync(dir, { withFileTypes: true })) {
         const path = join(dir, entry.name);
         if (entry.isSymbolicLink()) {
@@ -193,8 +199,10 @@ export class LookupCheck {
   }
 
   /**
-   * A link whose text leads inside `tree` by its own path alone (as pnpm's relative links do):
-   * whatever it passes on the way is in the tree, where this scan looks anyway.
+   * A link whose text leads inside `tree` (as pnpm's relative links do) and passes no other
+   * link on the way: where it really leads is what its text spells. Its letters alone are not
+   * enough: `../vendor/x` past a link `vendor` in a package's own directory (where this scan
+   * never looks) leads wherever that one does, and `..` after a link climbs from its target.
    */
   private staysInside(path: string, tree: string): boolean {
     let text: string;
@@ -203,6 +211,14 @@ export class LookupCheck {
     } catch {
       return false;
     }
-    return !isAbsolute(text) && isSameOrAbove(tree, resolve(dirname(path), text));
+    if (isAbsolute(text)) return false;
+    const spelled = resolve(dirname(path), text);
+    if (!isSameOrAbove(tree, spelled)) return false;
+    try {
+      // Every component of a real path is no link; equal, none was passed on the way.
+      return realpathSync.native(path) === spelled;
+    } catch {
+      return false;
+    }
   }
 }
