@@ -143,3 +143,31 @@ describe('a relative SHELL, in a directory the attacker writes', () => {
     expect(readdirSync(marks)).toEqual([]);
   });
 });
+
+describe('a command profile’s program by a relative path, run in a directory the attacker writes', () => {
+  it('is refused when the profile is saved, naming the fix; nothing of theirs runs', async () => {
+    const marks = rootDir('search-path-marks', 0o1777);
+    const shared = plantedDirectory(marks);
+    for (const name of ['qsub', 'qstat', 'qdel']) {
+      writeFileSync(join(shared, 'tools', name), `#!/bin/sh\n: > ${marks}/ran-${name}\necho 42\n`);
+      chmodSync(join(shared, 'tools', name), 0o755);
+    }
+    execFileSync('chown', ['-R', `${attacker.uid}:${attacker.gid}`, join(shared, 'tools')]);
+    const state = join(ownedDir(victim, 'search-path-command'), 'state');
+    const yonder = victimIn(shared, state, {});
+    const templates = {
+      submit: 'tools/qsub {script}',
+      status: 'tools/qstat {external_ids}',
+      cancel: 'tools/qdel {external_id}',
+    };
+    const sets = Object.entries(templates).flatMap(([key, text]) => ['--set', `${key}=${text}`]);
+    const added = await yonder(['profile', 'add', 'q', '--backend', 'command', ...sets]);
+    expect(added.code).not.toBe(0);
+    expect(added.stderr).toContain('options.submit');
+    expect(added.stderr).toContain('"tools/qsub" by a relative path');
+    expect(added.stderr).toContain('give its absolute path');
+    const submitted = await yonder(['submit', '--profile', 'q', '--', 'true']);
+    expect(submitted.code).not.toBe(0);
+    expect(readdirSync(marks)).toEqual([]);
+  });
+});
