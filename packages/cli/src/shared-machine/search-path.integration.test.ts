@@ -171,3 +171,30 @@ describe('a command profile’s program by a relative path, run in a directory t
     expect(readdirSync(marks)).toEqual([]);
   });
 });
+
+describe('an editor named by a relative path, in a directory the attacker writes', () => {
+  it.each(['tools/ed', './ed'])(
+    '$VISUAL=%s: profile edit refuses it, naming the fix; nothing of theirs runs',
+    async (setting) => {
+      const marks = rootDir('search-path-marks', 0o1777);
+      const shared = plantedDirectory(marks);
+      for (const path of ['ed', join('tools', 'ed')]) {
+        writeFileSync(join(shared, path), `#!/bin/sh\n: > ${marks}/ran-ed\n`);
+        chmodSync(join(shared, path), 0o755);
+      }
+      execFileSync('chown', [
+        '-R',
+        `${attacker.uid}:${attacker.gid}`,
+        join(shared, 'tools'),
+        join(shared, 'ed'),
+      ]);
+      const state = join(ownedDir(victim, 'search-path-editor'), 'state');
+      const yonder = victimIn(shared, state, { VISUAL: setting });
+      expect((await yonder(['profile', 'add', 'w', '--backend', 'local'])).code).toBe(0);
+      const edited = await yonder(['profile', 'edit', 'w']);
+      expect(edited.code).toBe(1);
+      expect(edited.stderr).toContain(`The editor (${setting}) is named by a relative path`);
+      expect(readdirSync(marks)).toEqual([]);
+    },
+  );
+});

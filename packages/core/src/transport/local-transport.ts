@@ -104,6 +104,7 @@ export function runLocal(
       ),
     );
   }
+  const env = buildEnvironment(options);
   return new Promise((resolvePromise, rejectPromise) => {
     let settled = false;
     const stdout = new BoundedBuffer(limit, 'head');
@@ -113,7 +114,7 @@ export function runLocal(
     try {
       child = spawn(program, args, {
         cwd: options.cwd,
-        env: buildEnvironment(options),
+        env,
         stdio: ['pipe', 'pipe', 'pipe'],
         detached: true,
         shell: false,
@@ -121,7 +122,7 @@ export function runLocal(
       });
     } catch (error) {
       // Node throws (rather than emitting) for some failures, e.g. E2BIG or a bad argument.
-      rejectPromise(startError(program, error));
+      rejectPromise(startError(program, error, env.PATH));
       return;
     }
     const killGroup = (): void => {
@@ -149,7 +150,7 @@ export function runLocal(
     // (ENOENT) or no file descriptors left (EMFILE, then without stdio streams) arrive as an
     // 'error' event, and one without a listener would end the whole process.
     child.on('error', (error: NodeJS.ErrnoException) => {
-      finish(() => rejectPromise(startError(program, error)));
+      finish(() => rejectPromise(startError(program, error, env.PATH)));
     });
     child.stdout?.on('data', (chunk: Buffer) => stdout.push(chunk));
     child.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk));
@@ -204,12 +205,12 @@ const START_HINTS: Record<string, string> = {
 };
 
 /** A program that could not be started, as an error of the command (never an unhandled event). */
-function startError(program: string, error: unknown): YonderError {
+function startError(program: string, error: unknown, path = ''): YonderError {
   const code = (error as NodeJS.ErrnoException).code ?? '';
   if (code === 'ENOENT') {
     return new YonderError(
       'E_COMMAND_NOT_FOUND',
-      `Command not found: "${program}". Install it, or put it on PATH (PATH=${process.env.PATH ?? ''}).`,
+      `Command not found: "${program}". Install it, or put it on PATH (searched: ${path}; relative entries of PATH are never searched).`,
       { cause: error },
     );
   }
