@@ -144,24 +144,48 @@ export class LookupCheck {
     if (this.scanned.has(real)) return [];
     const tree = topModules(real);
     const outside: string[] = [];
-    const follow = (path: string, shallow: boolean): void => {
-      // Deeper down, a link that stays in the tree (pnpm's thousands) costs one readlink: it
-      // leads where this scan goes anyway. One that leads out, or nowhere, is checked in full.
-      if (!shallow && this.staysInside(path, tree)) return;
+    // Real directories scanned already (pnpm links thousands of times to the same few).
+    const seen = new Set<string>();
+    /** Check the link at `path`; its real target, or undefined (dangling, or no directory). */
+    const follow = (path: string, shallow: boolean): string | undefined => {
+      // Deeper down, a link that stays in the tree (pnpm's thousands) costs a readlink and a
+      // realpath. One that leads out, or nowhere, is checked in full.
+      const inside = shallow ? undefined : this.staysInside(path, tree);
       // A dangling link (an old `npm link` to a checkout since removed) points where Node
       // would load from once something is there: the place must be one no one else can make.
-      const target = trustedRealPath(path, {
-        role: `a package linked into ${dirname(path)}, which the plugin ${this.name} may load`,
-        allowRootOwner: true,
-        absentMustStayAbsent: true,
-        verified: this.verified,
-      });
+      const target =
+        inside ??
+        trustedRealPath(path, {
+          role: `a package linked into ${dirname(path)}, which the plugin ${this.name} may load`,
+          allowRootOwner: true,
+          absentMustStayAbsent: true,
+          verified: this.verified,
+        });
       if (target !== undefined && !isSameOrAbove(tree, target)) outside.push(target);
+      return target !== undefined && lstatOrNone(target)?.isDirectory() ? target : undefined;
     };
+    /** Once per real directory: what `scan` does with it. */
+    const once = (dir: string | undefined, scan: (dir: string) => void): void => {
+      if (dir === undefined || seen.has(dir)) return;
+      seen.add(dir);
+      scan(dir);
+    };
+    // A package's own node_modules, a link or not: Node looks in what it holds, wherever it is.
     const nested = (dir: string, depth: number): void => {
       const info = lstatOrNone(dir);
-      if (info?.isSymbolicLink()) follow(dir, false);
-      else if (info?.isDirectory()) visit(dir, depth + 1);
+      if (info?.isSymbolicLink()) once(follow(dir, false), (real) => visit(real, depth + 1));
+      else if (info?.isDirectory()) once(dir, (real) => visit(real, depth + 1));
+    };
+    /** The package at `dir` (a real directory): its own node_modules. */
+    const inPackage = (dir: string, depth: number): void =>
+      nested(join(dir, 'node_modules'), depth);
+    const scope = (dir: string, depth: number): void => {
+      for (const scoped of readdirSync(dir, { withFileTypes: true })) {
+        const inScope = join(dir, scoped.name);
+        if (scoped.isSymbolicLink())
+          once(follow(inScope, depth === 0), (real) => inPackage(real, depth));
+        else if (scoped.isDirectory()) inPackage(inScope, depth);
+      }
     };
     const visit = (dir: string, depth: number): void => {
       // Node would load from deeper down too: a tree this scan cannot finish is refused.
@@ -173,7 +197,10 @@ export class LookupCheck {
       for (const entry of readdirSync(dir, { withFileTypes: true })) {
         const path = join(dir, entry.name);
         if (entry.isSymbolicLink()) {
-          follow(path, depth === 0);
+          // A scope linked in holds packages; anything else linked in is one.
+          const real = follow(path, depth === 0);
+          if (entry.name.startsWith('@')) once(real, (target) => scope(target, depth));
+          else if (!entry.name.startsWith('.')) once(real, (target) => inPackage(target, depth));
           continue;
         }
         if (!entry.isDirectory()) continue;
@@ -181,16 +208,12 @@ export class LookupCheck {
           nested(join(path, 'node_modules'), depth);
           for (const store of readdirSync(path, { withFileTypes: true })) {
             const stored = join(path, store.name);
-            if (store.isSymbolicLink()) follow(stored, false);
-            else if (store.isDirectory()) nested(join(stored, 'node_modules'), depth);
+            if (store.isSymbolicLink())
+              once(follow(stored, false), (real) => inPackage(real, depth));
+            else if (store.isDirectory()) inPackage(stored, depth);
           }
-        } else if (entry.name.startsWith('@')) {
-          for (const scoped of readdirSync(path, { withFileTypes: true })) {
-            const inScope = join(path, scoped.name);
-            if (scoped.isSymbolicLink()) follow(inScope, depth === 0);
-            else if (scoped.isDirectory()) nested(join(inScope, 'node_modules'), depth);
-          }
-        } else if (!entry.name.startsWith('.')) nested(join(path, 'node_modules'), depth);
+        } else if (entry.name.startsWith('@')) scope(path, depth);
+        else if (!entry.name.startsWith('.')) inPackage(path, depth);
       }
     };
     visit(modules, 0);
@@ -199,26 +222,26 @@ export class LookupCheck {
   }
 
   /**
-   * A link whose text leads inside `tree` (as pnpm's relative links do) and passes no other
-   * link on the way: where it really leads is what its text spells. Its letters alone are not
+   * Where a link leads, when its text leads inside `tree` (as pnpm's relative links do) and
+   * passes no other link on the way: where it really leads is what its text spells. Its letters alone are not
    * enough: `../vendor/x` past a link `vendor` in a package's own directory (where this scan
    * never looks) leads wherever that one does, and `..` after a link climbs from its target.
    */
-  private staysInside(path: string, tree: string): boolean {
+  private staysInside(path: string, tree: string): string | undefined {
     let text: string;
     try {
       text = readlinkSync(path);
     } catch {
-      return false;
+      return undefined;
     }
-    if (isAbsolute(text)) return false;
+    if (isAbsolute(text)) return undefined;
     const spelled = resolve(dirname(path), text);
-    if (!isSameOrAbove(tree, spelled)) return false;
+    if (!isSameOrAbove(tree, spelled)) return undefined;
     try {
       // Every component of a real path is no link; equal, none was passed on the way.
-      return realpathSync.native(path) === spelled;
+      return realpathSync.native(path) === spelled ? spelled : undefined;
     } catch {
-      return false;
+      return undefined;
     }
   }
 }

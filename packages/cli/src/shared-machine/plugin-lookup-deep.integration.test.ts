@@ -10,7 +10,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import {
   cleanupUsers,
   type InstalledCli,
@@ -134,21 +134,52 @@ describe('plugin lookup, a dependency of a dependency', () => {
   });
 });
 
-describe('plugin lookup, links that stay inside the tree by their text alone', () => {
-  it.each([
-    { how: 'through it', text: '../vendor/demo-helper' },
-    { how: 'through it and back up with ..', text: '../vendor/deep/../demo-helper' },
-  ])(
-    'a relative link past a link in a package’s own directory, to the shared checkout ($how): refused, nothing of theirs runs',
-    async ({ text }) => {
-      const { status, ran, shared } = await attack('demo-mid', (modules, work) => {
-        importing(modules, 'demo-mid', 'demo-helper');
-        mkdirSync(join(work, 'deep'));
-        // A link the scan never reads: in demo-mid itself, not in a node_modules.
-        symlinkSync(work, join(modules, 'demo-mid', 'vendor'));
-        mkdirSync(join(modules, 'demo-mid', 'node_modules'));
-        symlinkSync(text, join(modules, 'demo-mid', 'node_modules', 'demo-helper'));
-      });
+/** `demo-mid/node_modules/demo-helper` a relative link `text`, past `demo-mid/vendor`, a link to the checkout's directory `work` (a link the scan never reads: not in a node_modules). */
+function pastLink(text: string) {
+  return (modules: string, work: string): void => {
+    importing(modules, 'demo-mid', 'demo-helper');
+    mkdirSync(join(work, 'deep'));
+    symlinkSync(work, join(modules, 'demo-mid', 'vendor'));
+    mkdirSync(join(modules, 'demo-mid', 'node_modules'));
+    symlinkSync(text, join(modules, 'demo-mid', 'node_modules', 'demo-helper'));
+  };
+}
+
+/** `demo-mid/node_modules` a link to a directory (in demo-mid, or beside the tree) that holds a link to the checkout. */
+function linkedModules(inside: boolean) {
+  return (modules: string, work: string): void => {
+    importing(modules, 'demo-mid', 'demo-helper');
+    const deps = inside ? join(modules, 'demo-mid', 'deps') : join(dirname(modules), 'deps');
+    mkdirSync(deps);
+    symlinkSync(join(work, 'demo-helper'), join(deps, 'demo-helper'));
+    symlinkSync(inside ? 'deps' : deps, join(modules, 'demo-mid', 'node_modules'));
+  };
+}
+
+const shortcuts = [
+  {
+    how: 'a relative link past a link in a package’s own directory',
+    plant: pastLink('../vendor/demo-helper'),
+  },
+  {
+    how: 'the same, back up with .. after that link',
+    plant: pastLink('../vendor/deep/../demo-helper'),
+  },
+  {
+    how: 'a package’s node_modules a link inside the tree, holding a link',
+    plant: linkedModules(true),
+  },
+  {
+    how: 'a package’s node_modules a link to a private directory, holding a link',
+    plant: linkedModules(false),
+  },
+];
+
+describe('plugin lookup, links the deep scan took for staying inside the tree', () => {
+  it.each(shortcuts)(
+    '$how, to the shared checkout: refused, nothing of theirs runs',
+    async ({ plant }) => {
+      const { status, ran, shared } = await attack('demo-mid', plant);
       expect(ran).toBe(false);
       expect(status, JSON.stringify(status)).toMatchObject({ ok: false });
       expect(status.error).toContain(shared);
