@@ -67,6 +67,8 @@ export class LookupCheck {
   private readonly verified = new Set<string>();
   private readonly walked = new Set<string>();
   private readonly scanned = new Set<string>();
+  /** Paths in trees found to be directories, not links (or not). */
+  private readonly realDirectories = new Map<string, boolean>();
 
   /** The package being looked up, for messages. */
   private name = '';
@@ -148,22 +150,25 @@ export class LookupCheck {
     const seen = new Set<string>();
     /** Check the link at `path`; its real target, or undefined (dangling, or no directory). */
     const follow = (path: string, shallow: boolean): string | undefined => {
-      // Deeper down, a link that stays in the tree (pnpm's thousands) costs a readlink and a
-      // realpath. One that leads out, or nowhere, is checked in full.
+      // Deeper down, a link that stays in the tree (pnpm's thousands) costs a readlink and an
+      // lstat of each directory it names not seen before. One that leads out, or nowhere, or
+      // past another link, is checked in full.
       const inside = shallow ? undefined : this.staysInside(path, tree);
+      if (inside !== undefined) return inside;
       // A dangling link (an old `npm link` to a checkout since removed) points where Node
       // would load from once something is there: the place must be one no one else can make.
-      const target =
-        inside ??
-        trustedRealPath(path, {
-          role: `a package linked into ${dirname(path)}, which the plugin ${this.name} may load`,
-          allowRootOwner: true,
-          absentMustStayAbsent: true,
-          verified: this.verified,
-        });
+      const target = trustedRealPath(path, {
+        role: `a package linked into ${dirname(path)}, which the plugin ${this.name} may load`,
+        allowRootOwner: true,
+        absentMustStayAbsent: true,
+        verified: this.verified,
+      });
       if (target !== undefined && !isSameOrAbove(tree, target)) outside.push(target);
       return target !== undefined && lstatOrNone(target)?.isDirectory() ? target : undefined;
     };
+    /** `dir` if it is in the tree (one outside is walked, its node_modules scanned, anyway). */
+    const within = (dir: string | undefined): string | undefined =>
+      dir !== undefined && isSameOrAbove(tree, dir) ? dir : undefined;
     /** Once per real directory: what `scan` does with it. */
     const once = (dir: string | undefined, scan: (dir: string) => void): void => {
       if (dir === undefined || seen.has(dir)) return;
@@ -171,11 +176,14 @@ export class LookupCheck {
       scan(dir);
     };
     // A package's own node_modules, a link or not: Node looks in what it holds, wherever it is.
-    const nested = (dir: string, depth: number): void => {
-      const info = lstatOrNone(dir);
-      if (info?.isSymbolicLink()) once(follow(dir, false), (real) => visit(real, depth + 1));
-      else if (info?.isDirectory()) once(dir, (real) => visit(real, depth + 1));
-    };
+    const nested = (dir: string, depth: number): void =>
+      once(dir, () => {
+        if (this.realDirectories.get(dir) === true) return visit(dir, depth + 1);
+        const info = lstatOrNone(dir);
+        this.realDirectories.set(dir, info?.isDirectory() === true);
+        if (info?.isSymbolicLink()) once(follow(dir, false), (real) => visit(real, depth + 1));
+        else if (info?.isDirectory()) visit(dir, depth + 1);
+      });
     /** The package at `dir` (a real directory): its own node_modules. */
     const inPackage = (dir: string, depth: number): void =>
       nested(join(dir, 'node_modules'), depth);
@@ -183,7 +191,7 @@ export class LookupCheck {
       for (const scoped of readdirSync(dir, { withFileTypes: true })) {
         const inScope = join(dir, scoped.name);
         if (scoped.isSymbolicLink())
-          once(follow(inScope, depth === 0), (real) => inPackage(real, depth));
+          once(within(follow(inScope, depth === 0)), (real) => inPackage(real, depth));
         else if (scoped.isDirectory()) inPackage(inScope, depth);
       }
     };
@@ -198,19 +206,25 @@ export class LookupCheck {
         const path = join(dir, entry.name);
         if (entry.isSymbolicLink()) {
           // A scope linked in holds packages; anything else linked in is one.
+          // (One outside the tree is walked, its own node_modules too, as a first-level one.)
           const real = follow(path, depth === 0);
           if (entry.name.startsWith('@')) once(real, (target) => scope(target, depth));
-          else if (!entry.name.startsWith('.')) once(real, (target) => inPackage(target, depth));
+          else if (!entry.name.startsWith('.'))
+            once(within(real), (target) => inPackage(target, depth));
           continue;
         }
         if (!entry.isDirectory()) continue;
+        this.realDirectories.set(path, true);
         if (entry.name === '.pnpm') {
           nested(join(path, 'node_modules'), depth);
           for (const store of readdirSync(path, { withFileTypes: true })) {
             const stored = join(path, store.name);
             if (store.isSymbolicLink())
-              once(follow(stored, false), (real) => inPackage(real, depth));
-            else if (store.isDirectory()) inPackage(stored, depth);
+              once(within(follow(stored, false)), (real) => inPackage(real, depth));
+            else if (store.isDirectory()) {
+              this.realDirectories.set(stored, true);
+              inPackage(stored, depth);
+            }
           }
         } else if (entry.name.startsWith('@')) scope(path, depth);
         else if (!entry.name.startsWith('.')) inPackage(path, depth);
@@ -223,7 +237,8 @@ export class LookupCheck {
 
   /**
    * Where a link leads, when its text leads inside `tree` (as pnpm's relative links do) and
-   * passes no other link on the way: where it really leads is what its text spells. Its letters alone are not
+   * passes no other link on the way (each directory below the tree's top, looked at once per
+   * check): where it really leads is what its text spells. Its letters alone are not
    * enough: `../vendor/x` past a link `vendor` in a package's own directory (where this scan
    * never looks) leads wherever that one does, and `..` after a link climbs from its target.
    */
@@ -237,11 +252,17 @@ export class LookupCheck {
     if (isAbsolute(text)) return undefined;
     const spelled = resolve(dirname(path), text);
     if (!isSameOrAbove(tree, spelled)) return undefined;
-    try {
-      // Every component of a real path is no link; equal, none was passed on the way.
-      return realpathSync.native(path) === spelled ? spelled : undefined;
-    } catch {
-      return undefined;
+    // Each directory from the tree's top down to where the text leads is one, not a link.
+    let at = tree;
+    for (const name of spelled.slice(tree.length).split(sep).filter(Boolean)) {
+      at = join(at, name);
+      let real = this.realDirectories.get(at);
+      if (real === undefined) {
+        real = lstatOrNone(at)?.isDirectory() === true;
+        this.realDirectories.set(at, real);
+      }
+      if (!real) return undefined;
     }
+    return spelled;
   }
 }
