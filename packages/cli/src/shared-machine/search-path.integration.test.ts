@@ -120,28 +120,32 @@ describe('a PATH entry that names no fixed directory, in a directory the attacke
 });
 
 describe('a relative SHELL, in a directory the attacker writes', () => {
-  it('never starts their shell for an ssh2 ProxyCommand (ssh execs $SHELL by its path)', async () => {
-    const marks = rootDir('search-path-marks', 0o1777);
-    const shared = plantedDirectory(marks);
-    const home = ownedDir(victim, 'search-path-shell');
-    const state = join(home, 'state');
-    const config = join(home, 'ssh_config');
-    const key = join(home, 'id_ed25519');
-    execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', key]);
-    writeFileSync(
-      config,
-      `Host box\n  HostName nowhere.invalid\n  IdentityFile ${key}\n  ProxyCommand /bin/sh -c 'exit 3'\n`,
-    );
-    execFileSync('chown', [`${victim.uid}:${victim.gid}`, config, key, `${key}.pub`]);
-    const yonder = victimIn(shared, state, { SHELL: 'tools/sh' });
-    const add = 'profile add box --backend ssh --host box --transport ssh2 --ssh-config';
-    const added = await yonder([...add.split(' '), config]);
-    expect(added.code, added.stderr).toBe(0);
-    const submitted = await yonder(['submit', '--profile', 'box', '--', 'true']);
-    // The ProxyCommand ran (under /bin/sh) and failed as it should.
-    expect(submitted.stderr).toContain('ProxyCommand exited with 3');
-    expect(readdirSync(marks)).toEqual([]);
-  });
+  it.each(['ssh2', 'openssh'])(
+    'never starts their shell for a ProxyCommand (%s; ssh execs $SHELL by its path)',
+    async (transport) => {
+      const marks = rootDir('search-path-marks', 0o1777);
+      const shared = plantedDirectory(marks);
+      const home = ownedDir(victim, 'search-path-shell');
+      const state = join(home, 'state');
+      const config = join(home, 'ssh_config');
+      const key = join(home, 'id_ed25519');
+      execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', key]);
+      writeFileSync(
+        config,
+        `Host box\n  HostName nowhere.invalid\n  IdentityFile ${key}\n  ProxyCommand /bin/sh -c 'exit 3'\n`,
+      );
+      execFileSync('chown', [`${victim.uid}:${victim.gid}`, config, key, `${key}.pub`]);
+      const yonder = victimIn(shared, state, { SHELL: 'tools/sh' });
+      const add = `profile add box --backend ssh --host box --transport ${transport} --ssh-config`;
+      const added = await yonder([...add.split(' '), config]);
+      expect(added.code, added.stderr).toBe(0);
+      const submitted = await yonder(['submit', '--profile', 'box', '--', 'true']);
+      // The ProxyCommand ran (under /bin/sh) and failed as it should.
+      expect(submitted.code).not.toBe(0);
+      if (transport === 'ssh2') expect(submitted.stderr).toContain('ProxyCommand exited with 3');
+      expect(readdirSync(marks)).toEqual([]);
+    },
+  );
 });
 
 describe('a command profile’s program by a relative path, run in a directory the attacker writes', () => {

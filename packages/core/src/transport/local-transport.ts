@@ -3,7 +3,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { YonderError } from '../errors/yonder-error.js';
 import type { RunOptionsV1, RunResultV1, TransportV1 } from '../spec/transport/v1/transport-v1.js';
-import { fixedSearchPath } from '../trust/search-path.js';
+import { withFixedSearchPath } from '../trust/search-path.js';
 
 const DEFAULT_TIMEOUT_MS = 60_000;
 const DEFAULT_MAX_OUTPUT = 8 * 1024 * 1024;
@@ -58,7 +58,8 @@ export class BoundedBuffer {
 
 /**
  * Build a child environment: the parent's, minus what is unset, plus what is set, with a PATH
- * of fixed directories only (fixedSearchPath: never the working directory's programs).
+ * of fixed directories only and no relative SHELL (withFixedSearchPath: never the working
+ * directory's programs).
  */
 export function buildEnvironment(
   options: RunOptionsV1,
@@ -70,8 +71,7 @@ export function buildEnvironment(
   }
   for (const name of options.unsetEnv ?? []) delete env[name];
   Object.assign(env, options.env ?? {});
-  env.PATH = fixedSearchPath(env.PATH);
-  return env;
+  return withFixedSearchPath(env);
 }
 
 /**

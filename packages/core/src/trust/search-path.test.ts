@@ -28,5 +28,10 @@ describe('fixedSearchPath', () => {
     expect(buildEnvironment({ env: { PATH: '.' } }, base).PATH).toBe(DEFAULT_SEARCH_PATH);
     expect(buildEnvironment({ unsetEnv: ['PATH'] }, base).PATH).toBe(DEFAULT_SEARCH_PATH);
     expect(withFixedSearchPath({ HOME: '/h' })).toEqual({ PATH: DEFAULT_SEARCH_PATH, HOME: '/h' });
+    // ssh execs $SHELL by its path: a relative one is dropped (it then uses /bin/sh).
+    expect(withFixedSearchPath({ ...base, SHELL: 'tools/sh' }).SHELL).toBeUndefined();
+    expect(withFixedSearchPath({ ...base, SHELL: 'bash' }).SHELL).toBeUndefined();
+    expect(withFixedSearchPath({ ...base, SHELL: '/bin/bash' }).SHELL).toBe('/bin/bash');
+    expect(buildEnvironment({}, { ...base, SHELL: './sh' }).SHELL).toBeUndefined();
   });
 });

@@ -23,7 +23,14 @@ export function fixedSearchPath(path: string | undefined): string {
   return fixed === '' ? DEFAULT_SEARCH_PATH : fixed;
 }
 
-/** `env` with its PATH set to fixedSearchPath (a new object; `env` is left as it was). */
+/**
+ * `env` with its PATH set to fixedSearchPath, and without a SHELL that is not an absolute path:
+ * ssh (for a ProxyCommand, a LocalCommand, `Match exec`) and others exec `$SHELL` by its path,
+ * so a relative one is the working directory's; without it they use /bin/sh. A new object;
+ * `env` is left as it was.
+ */
 export function withFixedSearchPath(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  return { ...env, PATH: fixedSearchPath(env.PATH) };
+  const fixed: NodeJS.ProcessEnv = { ...env, PATH: fixedSearchPath(env.PATH) };
+  if (fixed.SHELL !== undefined && !fixed.SHELL.startsWith('/')) delete fixed.SHELL;
+  return fixed;
 }
