@@ -27,6 +27,24 @@ describe('command profile validation', () => {
     expect(backend.validateProfile(profile(valid))).toEqual([]);
   });
 
+  it('refuses a program named by a relative path on this machine (the working directory’s), not over ssh', () => {
+    const local = (options: Record<string, unknown>) =>
+      backend.validateProfile(profile({ ...valid, ...options })).map((issue) => issue.path);
+    expect(local({ submit: './qsub {script}' })).toEqual(['options.submit']);
+    expect(local({ status: 'bin/qstat {external_ids}' })).toEqual(['options.status']);
+    expect(local({ cancel: '~/bin/qdel {external_id}' })).toEqual(['options.cancel']);
+    expect(local({ logs: './{name} {log}' })).toEqual(['options.logs']);
+    expect(
+      local({ submit: '/opt/pbs/bin/qsub {script}', status: '{script} {external_ids}' }),
+    ).toEqual([]);
+    // Over ssh a relative program is below the remote home, where the remote shell starts.
+    const remote = backend.validateProfile({
+      ...profile({ ...valid, submit: 'bin/qsub {script}' }),
+      host: 'h',
+    });
+    expect(remote).toEqual([]);
+  });
+
   it('names each template that lacks what it needs', () => {
     const issues = backend.validateProfile(
       profile({ submit: 'qsub job.sh', status: 'qstat', cancel: 'qdel', logs: 'cat x' }),

@@ -115,6 +115,17 @@ export function createCommandBackend(): BackendV1<CommandOptions> {
         if (typeof text !== 'string') return;
         const { issues: found, parsed } = checkTemplate(text, `options.${field}`, PLACEHOLDERS);
         issues.push(...found);
+        // On this machine a program like `./qsub` or `bin/qsub` is looked up in whatever
+        // directory yonder runs in (another user's /tmp, say); over ssh it is below the home.
+        const first = parsed?.words[0]?.[0];
+        if (profile.host === undefined && first && 'literal' in first) {
+          const program = first.literal;
+          if (program.includes('/') && !program.startsWith('/'))
+            issues.push({
+              path: `options.${field}`,
+              message: `names the program "${program}" by a relative path, which is looked up in the directory yonder is run in; give its absolute path`,
+            });
+        }
         if (parsed) {
           for (const group of needs) {
             if (!group.some((name) => parsed.placeholders.has(name))) {

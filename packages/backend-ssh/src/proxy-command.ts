@@ -54,14 +54,16 @@ export interface ProxyProcess {
 }
 
 /**
- * Start a host's ProxyCommand the way ssh does: `$SHELL -c "exec COMMAND"` (or /bin/sh), its
- * stdin and stdout the connection, its stderr kept (the last 4 KiB) for messages. Its
- * environment is this process's with `given` laid over it, its PATH of fixed directories only.
+ * Start a host's ProxyCommand the way ssh does: `$SHELL -c "exec COMMAND"` (/bin/sh when
+ * $SHELL is unset or not an absolute path), its stdin and stdout the connection, its stderr
+ * kept (the last 4 KiB) for messages. Its environment is this process's with `given` laid over
+ * it, its PATH of fixed directories only.
  */
 export function startProxyCommand(host: ResolvedHost, given: NodeJS.ProcessEnv): ProxyProcess {
   const command = expandProxyCommand(host);
   const env = withFixedSearchPath({ ...process.env, ...given });
-  const shell = env.SHELL && env.SHELL.length > 0 ? env.SHELL : '/bin/sh';
+  // ssh execs $SHELL by its path; a relative one would be the working directory's.
+  const shell = env.SHELL?.startsWith('/') ? env.SHELL : '/bin/sh';
   const child = spawn(shell, ['-c', command], { stdio: ['pipe', 'pipe', 'pipe'], env });
   let stderr = '';
   let exited: string | null = null;

@@ -86,10 +86,13 @@ function wantsJson(argv: readonly string[]): boolean {
 /**
  * Make this process's PATH one of fixed directories only (fixedSearchPath), so that nothing the
  * CLI starts by name — ssh, an editor, a browser, the tools of yonder's scripts, a job's
- * commands — is looked up in the working directory. Called once by the `yonder` program.
+ * commands — is looked up in the working directory, and no SHELL that is not an absolute path
+ * (ssh execs it for a ProxyCommand). Called once by the `yonder` program.
  */
 export function fixSearchPath(env: NodeJS.ProcessEnv = process.env): void {
-  if (env.PATH !== undefined) env.PATH = fixedSearchPath(env.PATH);
+  env.PATH = fixedSearchPath(env.PATH);
+  // As withFixedSearchPath: a relative SHELL would be the working directory's.
+  if (env.SHELL !== undefined && !env.SHELL.startsWith('/')) delete env.SHELL;
 }
 
 /** Run the CLI with `argv` (without node and the script); resolves with the exit status. */

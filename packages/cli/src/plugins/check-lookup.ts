@@ -1,6 +1,7 @@
 /** Everything Node's lookup of a plugin and of its imports can pass through, checked as the plugin is: each directory looked in, each link on the way, where CommonJS looks too. */
 import { lstatSync, readdirSync, readlinkSync, realpathSync, type Stats } from 'node:fs';
 import { basename, delimiter, dirname, isAbsolute, join, resolve, sep } from 'node:path';
+import { YonderError } from '@yonder/core';
 import { checkTrustedPath, trustedRealPath } from '@yonder/core/backend-kit';
 
 /** Whether `dir` is `inner` or one of the directories above it. */
@@ -66,6 +67,8 @@ export class LookupCheck {
   private readonly verified = new Set<string>();
   private readonly walked = new Set<string>();
   private readonly scanned = new Set<string>();
+  /** Paths in trees found to be directories, not links (or not). */
+  private readonly realDirectories = new Map<string, boolean>();
 
   /** The package being looked up, for messages. */
   private name = '';
@@ -143,10 +146,15 @@ export class LookupCheck {
     if (this.scanned.has(real)) return [];
     const tree = topModules(real);
     const outside: string[] = [];
-    const follow = (path: string, shallow: boolean): void => {
-      // Deeper down, a link that stays in the tree (pnpm's thousands) costs one readlink: it
-      // leads where this scan goes anyway. One that leads out, or nowhere, is checked in full.
-      if (!shallow && this.staysInside(path, tree)) return;
+    // Real directories scanned already (pnpm links thousands of times to the same few).
+    const seen = new Set<string>();
+    /** Check the link at `path`; its real target, or undefined (dangling, or no directory). */
+    const follow = (path: string, shallow: boolean): string | undefined => {
+      // Deeper down, a link that stays in the tree (pnpm's thousands) costs a readlink and an
+      // lstat of each directory it names not seen before. One that leads out, or nowhere, or
+      // past another link, is checked in full.
+      const inside = shallow ? undefined : this.staysInside(path, tree);
+      if (inside !== undefined) return inside;
       // A dangling link (an old `npm link` to a checkout since removed) points where Node
       // would load from once something is there: the place must be one no one else can make.
       const target = trustedRealPath(path, {
@@ -156,35 +164,70 @@ export class LookupCheck {
         verified: this.verified,
       });
       if (target !== undefined && !isSameOrAbove(tree, target)) outside.push(target);
+      return target !== undefined && lstatOrNone(target)?.isDirectory() ? target : undefined;
     };
-    const nested = (dir: string, depth: number): void => {
-      const info = lstatOrNone(dir);
-      if (info?.isSymbolicLink()) follow(dir, false);
-      else if (info?.isDirectory()) visit(dir, depth + 1);
+    /** `dir` if it is in the tree (one outside is walked, its node_modules scanned, anyway). */
+    const within = (dir: string | undefined): string | undefined =>
+      dir !== undefined && isSameOrAbove(tree, dir) ? dir : undefined;
+    /** Once per real directory: what `scan` does with it. */
+    const once = (dir: string | undefined, scan: (dir: string) => void): void => {
+      if (dir === undefined || seen.has(dir)) return;
+      seen.add(dir);
+      scan(dir);
+    };
+    // A package's own node_modules, a link or not: Node looks in what it holds, wherever it is.
+    const nested = (dir: string, depth: number): void =>
+      once(dir, () => {
+        if (this.realDirectories.get(dir) === true) return visit(dir, depth + 1);
+        const info = lstatOrNone(dir);
+        this.realDirectories.set(dir, info?.isDirectory() === true);
+        if (info?.isSymbolicLink()) once(follow(dir, false), (real) => visit(real, depth + 1));
+        else if (info?.isDirectory()) visit(dir, depth + 1);
+      });
+    /** The package at `dir` (a real directory): its own node_modules. */
+    const inPackage = (dir: string, depth: number): void =>
+      nested(join(dir, 'node_modules'), depth);
+    const scope = (dir: string, depth: number): void => {
+      for (const scoped of readdirSync(dir, { withFileTypes: true })) {
+        const inScope = join(dir, scoped.name);
+        if (scoped.isSymbolicLink())
+          once(within(follow(inScope, depth === 0)), (real) => inPackage(real, depth));
+        else if (scoped.isDirectory()) inPackage(inScope, depth);
+      }
     };
     const visit = (dir: string, depth: number): void => {
-      if (depth > MAX_NESTING) return;
+      // Node would load from deeper down too: a tree this scan cannot finish is refused.
+      if (depth > MAX_NESTING)
+        throw new YonderError(
+          'E_UNTRUSTED_PATH',
+          `${dir} is nested more than ${MAX_NESTING} node_modules deep below ${modules}, too deep to check what the plugin ${this.name} may load from it; reinstall the plugin (npm dedupe).`,
+        );
       for (const entry of readdirSync(dir, { withFileTypes: true })) {
         const path = join(dir, entry.name);
         if (entry.isSymbolicLink()) {
-          follow(path, depth === 0);
+          // A scope linked in holds packages; anything else linked in is one.
+          // (One outside the tree is walked, its own node_modules too, as a first-level one.)
+          const real = follow(path, depth === 0);
+          if (entry.name.startsWith('@')) once(real, (target) => scope(target, depth));
+          else if (!entry.name.startsWith('.'))
+            once(within(real), (target) => inPackage(target, depth));
           continue;
         }
         if (!entry.isDirectory()) continue;
+        this.realDirectories.set(path, true);
         if (entry.name === '.pnpm') {
           nested(join(path, 'node_modules'), depth);
           for (const store of readdirSync(path, { withFileTypes: true })) {
             const stored = join(path, store.name);
-            if (store.isSymbolicLink()) follow(stored, false);
-            else if (store.isDirectory()) nested(join(stored, 'node_modules'), depth);
+            if (store.isSymbolicLink())
+              once(within(follow(stored, false)), (real) => inPackage(real, depth));
+            else if (store.isDirectory()) {
+              this.realDirectories.set(stored, true);
+              inPackage(stored, depth);
+            }
           }
-        } else if (entry.name.startsWith('@')) {
-          for (const scoped of readdirSync(path, { withFileTypes: true })) {
-            const inScope = join(path, scoped.name);
-            if (scoped.isSymbolicLink()) follow(inScope, depth === 0);
-            else if (scoped.isDirectory()) nested(join(inScope, 'node_modules'), depth);
-          }
-        } else if (!entry.name.startsWith('.')) nested(join(path, 'node_modules'), depth);
+        } else if (entry.name.startsWith('@')) scope(path, depth);
+        else if (!entry.name.startsWith('.')) inPackage(path, depth);
       }
     };
     visit(modules, 0);
@@ -193,16 +236,33 @@ export class LookupCheck {
   }
 
   /**
-   * A link whose text leads inside `tree` by its own path alone (as pnpm's relative links do):
-   * whatever it passes on the way is in the tree, where this scan looks anyway.
+   * Where a link leads, when its text leads inside `tree` (as pnpm's relative links do) and
+   * passes no other link on the way (each directory below the tree's top, looked at once per
+   * check): where it really leads is what its text spells. Its letters alone are not
+   * enough: `../vendor/x` past a link `vendor` in a package's own directory (where this scan
+   * never looks) leads wherever that one does, and `..` after a link climbs from its target.
    */
-  private staysInside(path: string, tree: string): boolean {
+  private staysInside(path: string, tree: string): string | undefined {
     let text: string;
     try {
       text = readlinkSync(path);
     } catch {
-      return false;
+      return undefined;
     }
-    return !isAbsolute(text) && isSameOrAbove(tree, resolve(dirname(path), text));
+    if (isAbsolute(text)) return undefined;
+    const spelled = resolve(dirname(path), text);
+    if (!isSameOrAbove(tree, spelled)) return undefined;
+    // Each directory from the tree's top down to where the text leads is one, not a link.
+    let at = tree;
+    for (const name of spelled.slice(tree.length).split(sep).filter(Boolean)) {
+      at = join(at, name);
+      let real = this.realDirectories.get(at);
+      if (real === undefined) {
+        real = lstatOrNone(at)?.isDirectory() === true;
+        this.realDirectories.set(at, real);
+      }
+      if (!real) return undefined;
+    }
+    return spelled;
   }
 }

@@ -58,3 +58,12 @@ export function ownScript(user: TestUser, marks: string): string {
   giveTo(user, dir);
   return join(dir, 'clean-scratch.mjs');
 }
+
+/** The attacker's `demo-optional` in `shared`'s node_modules: a module that marks who ran it. */
+export function plantOptional(attacker: TestUser, shared: string, marks: string): void {
+  writeFiles(join(shared, 'node_modules', 'demo-optional'), {
+    'package.json': manifest('demo-optional'),
+    'index.js': markingModule(marks),
+  });
+  giveTo(attacker, join(shared, 'node_modules'));
+}

@@ -3,11 +3,14 @@
  * `npm link` or `npm install <folder>` make, in npm's nested layout or pnpm's `.pnpm` store)
  * to a checkout below a directory others can write. Node resolves that package's own imports
  * from where the link really leads, so another user's package planted up that way would run
- * as the victim: the link is followed and its chain checked, as the first level's are.
+ * as the victim: the link is followed and its chain checked, as the first level's are. Also the
+ * scan's shortcuts (review of 1168d8e): a link whose text stays inside the tree but passes a
+ * link the scan never reads (one in a package's own directory), and a link nested deeper than
+ * the scan goes.
  */
 import { execFileSync } from 'node:child_process';
-import { symlinkSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import {
   cleanupUsers,
   type InstalledCli,
@@ -21,6 +24,7 @@ import {
   giveTo,
   manifest,
   markingModule,
+  plantOptional,
   ranAs,
   statusOf,
   stickyShared,
@@ -36,14 +40,42 @@ beforeAll(() => {
 });
 afterAll(() => cleanupUsers());
 
-/** The plugin, in the config's directory where it belongs: it imports `demo-mid`. */
-function writePlugin(modules: string): void {
-  writeFiles(join(modules, 'yonder-backend-demo'), {
-    'package.json': manifest('yonder-backend-demo', { dependencies: { 'demo-mid': '1' } }),
-    'index.js': `import 'demo-mid';
-export function createYonderPlugin() { return { specificationVersion: 'v1', backends: [] }; }
-`,
+/** A package `name` in `dir` that imports `next` (or nothing). */
+function importing(dir: string, name: string, next?: string): void {
+  writeFiles(join(dir, name), {
+    'package.json': manifest(name, next ? { dependencies: { [next]: '1' } } : {}),
+    'index.js': `${next ? `import '${next}';\n` : ''}export function createYonderPlugin() { return { specificationVersion: 'v1', backends: [] }; }\n`,
   });
+}
+
+/**
+ * The victim's config with the plugin `yonder-backend-demo` (importing `first`), built by
+ * `build(modules)`, and the victim's checkout `demo-helper` in a sticky shared directory whose
+ * `node_modules` the attacker fills: what `yonder plugins --json` said, and whether it ran.
+ */
+async function attack(first: string, build: (modules: string, checkout: string) => void) {
+  const shared = stickyShared();
+  const marks = stickyShared();
+  const home = ownedDir(victim, 'lookup-lexical-home');
+  const config = join(home, '.config', 'yonder');
+  const modules = join(config, 'node_modules');
+  importing(modules, 'yonder-backend-demo', first);
+  const work = join(shared, 'victim-work');
+  writeFiles(join(work, 'demo-helper'), {
+    'package.json': manifest('demo-helper'),
+    'index.js': "try { await import('demo-optional'); } catch {}\n",
+  });
+  giveTo(victim, work);
+  execFileSync('chmod', ['-R', 'go-w', work]);
+  build(modules, work);
+  writeFileSync(join(config, 'config.json'), JSON.stringify({ plugins: ['yonder-backend-demo'] }));
+  giveTo(victim, home);
+  plantOptional(attacker, shared, marks);
+  const result = await runAs(victim, cli.bin, ['plugins', '--json'], {
+    env: { HOME: home, YONDER_STATE_DIR: join(home, 'state') },
+  });
+  expect(result.code, result.stderr).toBe(0);
+  return { status: statusOf(result, 'yonder-backend-demo'), ran: ranAs(victim, marks), shared };
 }
 
 /** Where, below the plugin's `node_modules`, the middle package keeps its own dependencies. */
@@ -56,47 +88,17 @@ describe('plugin lookup, a dependency of a dependency', () => {
   it.each(layouts)(
     'linked to a checkout below a sticky directory ($layout): its optional import, planted there, never runs',
     async ({ nested }) => {
-      const shared = stickyShared();
-      const marks = stickyShared();
-      const home = ownedDir(victim, 'lookup-deep-home');
-      const config = join(home, '.config', 'yonder');
-      const modules = join(config, 'node_modules');
-      writePlugin(modules);
-      // The middle package: a real directory of the tree (pnpm: in the store, linked up).
-      const mid = nested.startsWith('.pnpm')
-        ? join(modules, '.pnpm', 'demo-mid@1.0.0', 'node_modules', 'demo-mid')
-        : join(modules, 'demo-mid');
-      writeFiles(mid, {
-        'package.json': manifest('demo-mid', { dependencies: { 'demo-helper': '1' } }),
-        'index.js': "import 'demo-helper';\n",
+      const { status, ran, shared } = await attack('demo-mid', (modules, work) => {
+        // The middle package: a real directory of the tree (pnpm: in the store, linked up).
+        const store = nested.startsWith('.pnpm');
+        const mid = store ? join(modules, '.pnpm', 'demo-mid@1.0.0', 'node_modules') : modules;
+        importing(mid, 'demo-mid', 'demo-helper');
+        if (store) symlinkSync(join(mid, 'demo-mid'), join(modules, 'demo-mid'));
+        // Its dependency: a link to the victim's checkout in the shared directory.
+        writeFiles(join(modules, nested), {});
+        symlinkSync(join(work, 'demo-helper'), join(modules, nested, 'demo-helper'));
       });
-      if (nested.startsWith('.pnpm')) symlinkSync(mid, join(modules, 'demo-mid'));
-      // Its dependency: a link to the victim's checkout in the shared directory.
-      const checkout = join(shared, 'victim-work', 'demo-helper');
-      writeFiles(checkout, {
-        'package.json': manifest('demo-helper'),
-        'index.js': "try { await import('demo-optional'); } catch {}\n",
-      });
-      giveTo(victim, join(shared, 'victim-work'));
-      execFileSync('chmod', ['-R', 'go-w', join(shared, 'victim-work')]);
-      writeFiles(join(modules, nested), {});
-      symlinkSync(checkout, join(modules, nested, 'demo-helper'));
-      writeFileSync(
-        join(config, 'config.json'),
-        JSON.stringify({ plugins: ['yonder-backend-demo'] }),
-      );
-      giveTo(victim, home);
-      writeFiles(join(shared, 'node_modules', 'demo-optional'), {
-        'package.json': manifest('demo-optional'),
-        'index.js': markingModule(marks),
-      });
-      giveTo(attacker, join(shared, 'node_modules'));
-      const result = await runAs(victim, cli.bin, ['plugins', '--json'], {
-        env: { HOME: home, YONDER_STATE_DIR: join(home, 'state') },
-      });
-      expect(result.code, result.stderr).toBe(0);
-      expect(ranAs(victim, marks)).toBe(false);
-      const status = statusOf(result, 'yonder-backend-demo');
+      expect(ran).toBe(false);
       expect(status, JSON.stringify(status)).toMatchObject({ ok: false });
       expect(status.error).toContain(shared);
     },
@@ -107,11 +109,8 @@ describe('plugin lookup, a dependency of a dependency', () => {
     const home = ownedDir(victim, 'lookup-deep-fine');
     const config = join(home, '.config', 'yonder');
     const modules = join(config, 'node_modules');
-    writePlugin(modules);
-    writeFiles(join(modules, 'demo-mid'), {
-      'package.json': manifest('demo-mid', { dependencies: { 'demo-helper': '1' } }),
-      'index.js': "import 'demo-helper';\n",
-    });
+    importing(modules, 'yonder-backend-demo', 'demo-mid');
+    importing(modules, 'demo-mid', 'demo-helper');
     const checkout = join(home, 'work', 'demo-helper');
     writeFiles(checkout, {
       'package.json': manifest('demo-helper'),
@@ -132,5 +131,73 @@ describe('plugin lookup, a dependency of a dependency', () => {
     const status = statusOf(result, 'yonder-backend-demo');
     expect(status, JSON.stringify(status)).toMatchObject({ ok: true });
     expect(ranAs(victim, marks)).toBe(true);
+  });
+});
+
+/** `demo-mid/node_modules/demo-helper` a relative link `text`, past `demo-mid/vendor`, a link to the checkout's directory `work` (a link the scan never reads: not in a node_modules). */
+function pastLink(text: string) {
+  return (modules: string, work: string): void => {
+    importing(modules, 'demo-mid', 'demo-helper');
+    mkdirSync(join(work, 'deep'));
+    symlinkSync(work, join(modules, 'demo-mid', 'vendor'));
+    mkdirSync(join(modules, 'demo-mid', 'node_modules'));
+    symlinkSync(text, join(modules, 'demo-mid', 'node_modules', 'demo-helper'));
+  };
+}
+
+/** `demo-mid/node_modules` a link to a directory (in demo-mid, or beside the tree) that holds a link to the checkout. */
+function linkedModules(inside: boolean) {
+  return (modules: string, work: string): void => {
+    importing(modules, 'demo-mid', 'demo-helper');
+    const deps = inside ? join(modules, 'demo-mid', 'deps') : join(dirname(modules), 'deps');
+    mkdirSync(deps);
+    symlinkSync(join(work, 'demo-helper'), join(deps, 'demo-helper'));
+    symlinkSync(inside ? 'deps' : deps, join(modules, 'demo-mid', 'node_modules'));
+  };
+}
+
+const shortcuts = [
+  {
+    how: 'a relative link past a link in a package’s own directory',
+    plant: pastLink('../vendor/demo-helper'),
+  },
+  {
+    how: 'the same, back up with .. after that link',
+    plant: pastLink('../vendor/deep/../demo-helper'),
+  },
+  {
+    how: 'a package’s node_modules a link inside the tree, holding a link',
+    plant: linkedModules(true),
+  },
+  {
+    how: 'a package’s node_modules a link to a private directory, holding a link',
+    plant: linkedModules(false),
+  },
+];
+
+describe('plugin lookup, links the deep scan took for staying inside the tree', () => {
+  it.each(shortcuts)(
+    '$how, to the shared checkout: refused, nothing of theirs runs',
+    async ({ plant }) => {
+      const { status, ran, shared } = await attack('demo-mid', plant);
+      expect(ran).toBe(false);
+      expect(status, JSON.stringify(status)).toMatchObject({ ok: false });
+      expect(status.error).toContain(shared);
+    },
+  );
+
+  it('a link nested deeper than the scan goes (33 levels of npm’s nesting): refused, nothing of theirs runs', async () => {
+    const levels = 33;
+    const { status, ran } = await attack('m1', (modules, work) => {
+      let dir = modules;
+      for (let level = 1; level <= levels; level += 1) {
+        importing(dir, `m${level}`, level < levels ? `m${level + 1}` : 'demo-helper');
+        dir = join(dir, `m${level}`, 'node_modules');
+      }
+      mkdirSync(dir);
+      symlinkSync(join(work, 'demo-helper'), join(dir, 'demo-helper'));
+    });
+    expect(ran).toBe(false);
+    expect(status, JSON.stringify(status)).toMatchObject({ ok: false });
   });
 });

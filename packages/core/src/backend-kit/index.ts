@@ -110,7 +110,11 @@ export {
   writeAll,
   writePrivateFileAtomic,
 } from '../trust/private-files.js';
-export { fixedSearchPath, withFixedSearchPath } from '../trust/search-path.js';
+export {
+  DEFAULT_SEARCH_PATH,
+  fixedSearchPath,
+  withFixedSearchPath,
+} from '../trust/search-path.js';
 export { describeMode, describeUser } from '../trust/user-name.js';
 export { JobRecordSchema, validateJobRecord } from '../validation/job-record-schema.js';
 export { type ParseOptionsInput, parseOptions } from '../validation/parse-options.js';

@@ -3,7 +3,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { YonderError } from '../errors/yonder-error.js';
 import type { RunOptionsV1, RunResultV1, TransportV1 } from '../spec/transport/v1/transport-v1.js';
-import { fixedSearchPath } from '../trust/search-path.js';
+import { withFixedSearchPath } from '../trust/search-path.js';
 
 const DEFAULT_TIMEOUT_MS = 60_000;
 const DEFAULT_MAX_OUTPUT = 8 * 1024 * 1024;
@@ -58,7 +58,8 @@ export class BoundedBuffer {
 
 /**
  * Build a child environment: the parent's, minus what is unset, plus what is set, with a PATH
- * of fixed directories only (fixedSearchPath: never the working directory's programs).
+ * of fixed directories only and no relative SHELL (withFixedSearchPath: never the working
+ * directory's programs).
  */
 export function buildEnvironment(
   options: RunOptionsV1,
@@ -70,8 +71,7 @@ export function buildEnvironment(
   }
   for (const name of options.unsetEnv ?? []) delete env[name];
   Object.assign(env, options.env ?? {});
-  if (env.PATH !== undefined) env.PATH = fixedSearchPath(env.PATH);
-  return env;
+  return withFixedSearchPath(env);
 }
 
 /**
@@ -104,6 +104,7 @@ export function runLocal(
       ),
     );
   }
+  const env = buildEnvironment(options);
   return new Promise((resolvePromise, rejectPromise) => {
     let settled = false;
     const stdout = new BoundedBuffer(limit, 'head');
@@ -113,7 +114,7 @@ export function runLocal(
     try {
       child = spawn(program, args, {
         cwd: options.cwd,
-        env: buildEnvironment(options),
+        env,
         stdio: ['pipe', 'pipe', 'pipe'],
         detached: true,
         shell: false,
@@ -121,7 +122,7 @@ export function runLocal(
       });
     } catch (error) {
       // Node throws (rather than emitting) for some failures, e.g. E2BIG or a bad argument.
-      rejectPromise(startError(program, error));
+      rejectPromise(startError(program, error, env.PATH));
       return;
     }
     const killGroup = (): void => {
@@ -149,7 +150,7 @@ export function runLocal(
     // (ENOENT) or no file descriptors left (EMFILE, then without stdio streams) arrive as an
     // 'error' event, and one without a listener would end the whole process.
     child.on('error', (error: NodeJS.ErrnoException) => {
-      finish(() => rejectPromise(startError(program, error)));
+      finish(() => rejectPromise(startError(program, error, env.PATH)));
     });
     child.stdout?.on('data', (chunk: Buffer) => stdout.push(chunk));
     child.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk));
@@ -204,12 +205,12 @@ const START_HINTS: Record<string, string> = {
 };
 
 /** A program that could not be started, as an error of the command (never an unhandled event). */
-function startError(program: string, error: unknown): YonderError {
+function startError(program: string, error: unknown, path = ''): YonderError {
   const code = (error as NodeJS.ErrnoException).code ?? '';
   if (code === 'ENOENT') {
     return new YonderError(
       'E_COMMAND_NOT_FOUND',
-      `Command not found: "${program}". Install it, or put it on PATH (PATH=${process.env.PATH ?? ''}).`,
+      `Command not found: "${program}". Install it, or put it on PATH (searched: ${path}; relative entries of PATH are never searched).`,
       { cause: error },
     );
   }

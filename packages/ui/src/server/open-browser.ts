@@ -3,6 +3,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { withFixedSearchPath } from '@yonder/core/backend-kit';
 
 function opener(): { command: string; args: string[] } {
   if (process.platform === 'darwin') return { command: 'open', args: [] };
@@ -29,7 +30,11 @@ export async function openBrowser(
   );
   const { command, args } = opener();
   const problem = await new Promise<string | null>((resolve) => {
-    const child = spawn(command, [...args, file], { stdio: 'ignore', detached: true });
+    const child = spawn(command, [...args, file], {
+      stdio: 'ignore',
+      detached: true,
+      env: withFixedSearchPath(process.env),
+    });
     child.once('error', (error) => resolve(`could not start ${command}: ${error.message}`));
     child.once('spawn', () => {
       child.unref();

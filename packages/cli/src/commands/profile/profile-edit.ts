@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Profile, ValidationError, YonderError } from '@yonder/core';
-import { parseJson } from '@yonder/core/backend-kit';
+import { parseJson, withFixedSearchPath } from '@yonder/core/backend-kit';
 import { parse } from '../../args.js';
 import type { CommandContext } from '../../command.js';
 import { envelope } from '../../output.js';
@@ -20,12 +20,23 @@ function editInEditor(
 ): { edited: unknown; file: string; dir: string } {
   const setting = env.VISUAL?.trim() || env.EDITOR?.trim() || 'vi';
   // A path with spaces in it is one word; otherwise words, as `code -w` (never through a shell).
-  const command = existsSync(setting) ? [setting] : setting.split(/\s+/);
+  // Only an absolute one: a file the working directory holds must not decide how it is read.
+  const command = setting.startsWith('/') && existsSync(setting) ? [setting] : setting.split(/\s+/);
+  const program = command[0] as string;
+  // `./vi` or `bin/vi` is whatever the directory yonder is run in holds, maybe another user's.
+  if (program.includes('/') && !program.startsWith('/'))
+    throw new YonderError(
+      'E_EDITOR_FAILED',
+      `The editor (${setting}) is named by a relative path, which is looked up in the directory yonder is run in; the profile is unchanged. Set $VISUAL or $EDITOR to its absolute path, or to a name found on PATH.`,
+    );
   // A private directory of ours: the file is never one another user could have put in place.
   const dir = mkdtempSync(join(tmpdir(), 'yonder-edit-'));
   const file = join(dir, `${encodeURIComponent(profile.name)}.json`);
   writeFileSync(file, `${JSON.stringify(profile, null, 2)}\n`, { mode: 0o600, flag: 'wx' });
-  const result = spawnSync(command[0] as string, [...command.slice(1), file], { stdio: 'inherit' });
+  const result = spawnSync(program, [...command.slice(1), file], {
+    stdio: 'inherit',
+    env: withFixedSearchPath(process.env),
+  });
   if (result.error || result.status !== 0) {
     rmSync(dir, { recursive: true, force: true });
     throw new YonderError(
