@@ -26,8 +26,8 @@ beforeEach(() => {
   work = mkdtempSync(join(tmpdir(), 'yonder daily work '));
 });
 afterEach(() => {
-  rmSync(state, { recursive: true, force: true });
-  rmSync(work, { recursive: true, force: true });
+  rmSync(state, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
+  rmSync(work, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
 });
 
 /** The job's log once it has ended. */

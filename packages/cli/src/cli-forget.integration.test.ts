@@ -29,8 +29,8 @@ beforeEach(() => {
   env = { TOYQ_DIR: join(work, 'queue') };
 });
 afterEach(() => {
-  rmSync(state, { recursive: true, force: true });
-  rmSync(work, { recursive: true, force: true });
+  rmSync(state, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
+  rmSync(work, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
 });
 
 async function finished(argv: string[]): Promise<{ id: string; jobDir: string }> {

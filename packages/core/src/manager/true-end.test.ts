@@ -23,7 +23,7 @@ beforeEach(async () => {
   await manager.saveProfile({ name: 'here', backend: 'local', workdir: join(scratch, 'jobs') });
 });
 
-afterEach(() => rmSync(scratch, { recursive: true, force: true }));
+afterEach(() => rmSync(scratch, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 }));
 
 /** Wait, without asking the manager (so the ledger still says running), for the wrapper's exit code. */
 async function untilExitRecorded(jobDir: string): Promise<void> {
