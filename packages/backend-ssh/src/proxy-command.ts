@@ -62,8 +62,8 @@ export interface ProxyProcess {
 export function startProxyCommand(host: ResolvedHost, given: NodeJS.ProcessEnv): ProxyProcess {
   const command = expandProxyCommand(host);
   const env = withFixedSearchPath({ ...process.env, ...given });
-  // ssh execs $SHELL by its path; a relative one would be the working directory's.
-  const shell = env.SHELL?.startsWith('/') ? env.SHELL : '/bin/sh';
+  // ssh execs $SHELL by its path; withFixedSearchPath has dropped a relative one.
+  const shell = env.SHELL || '/bin/sh';
   const child = spawn(shell, ['-c', command], { stdio: ['pipe', 'pipe', 'pipe'], env });
   let stderr = '';
   let exited: string | null = null;

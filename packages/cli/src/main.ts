@@ -1,5 +1,5 @@
 import { toYonderError, YonderError } from '@yonder/core';
-import { fixedSearchPath } from '@yonder/core/backend-kit';
+import { withFixedSearchPath } from '@yonder/core/backend-kit';
 import { closest } from './args.js';
 import type { Command, CommandContext } from './command.js';
 import { errorText } from './error-text.js';
@@ -90,9 +90,9 @@ function wantsJson(argv: readonly string[]): boolean {
  * (ssh execs it for a ProxyCommand). Called once by the `yonder` program.
  */
 export function fixSearchPath(env: NodeJS.ProcessEnv = process.env): void {
-  env.PATH = fixedSearchPath(env.PATH);
-  // As withFixedSearchPath: a relative SHELL would be the working directory's.
-  if (env.SHELL !== undefined && !env.SHELL.startsWith('/')) delete env.SHELL;
+  const fixed = withFixedSearchPath(env);
+  env.PATH = fixed.PATH;
+  if (fixed.SHELL === undefined) delete env.SHELL;
 }
 
 /** Run the CLI with `argv` (without node and the script); resolves with the exit status. */
