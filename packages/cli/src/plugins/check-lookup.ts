@@ -250,6 +250,10 @@ export class LookupCheck {
       return undefined;
     }
     if (isAbsolute(text)) return undefined;
+    // `..` after a name climbs from where that name really leads, which `resolve` cannot know:
+    // only the leading ones (from the link's own, real, directory) are taken at their letters.
+    const parts = text.split('/').filter((part) => part !== '' && part !== '.');
+    if (parts.slice(parts.findIndex((part) => part !== '..')).includes('..')) return undefined;
     const spelled = resolve(dirname(path), text);
     if (!isSameOrAbove(tree, spelled)) return undefined;
     // Each directory from the tree's top down to where the text leads is one, not a link.

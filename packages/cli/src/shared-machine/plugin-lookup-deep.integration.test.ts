@@ -166,6 +166,17 @@ const shortcuts = [
     plant: pastLink('../vendor/deep/../demo-helper'),
   },
   {
+    how: 'the same, .. after that link to a real directory the text also names in the tree',
+    plant: (modules: string, work: string): void => {
+      pastLink('../vendor/../victim-work/demo-helper')(modules, work);
+      // A decoy: what the text spells, read letter by letter, is a real directory in the tree.
+      writeFiles(join(modules, 'demo-mid', 'victim-work', 'demo-helper'), {
+        'package.json': manifest('demo-helper'),
+        'index.js': '',
+      });
+    },
+  },
+  {
     how: 'a package’s node_modules a link inside the tree, holding a link',
     plant: linkedModules(true),
   },
