@@ -498,3 +498,37 @@ describe('cancel', () => {
     );
   });
 });
+
+describe('wait on a target that cannot be polled', () => {
+  it('says since when as the wall time of the first failed poll, and gives up on the wait clock', async () => {
+    // The wait's own clock is monotonic (performance.now(), near 0 in a new process); `since`
+    // must still be a real date, not that clock's reading printed as 1970.
+    const manager = new JobManager({
+      store,
+      registry: createRegistry({
+        backends: [backend],
+        transports: { local: () => createLocalTransport(), ssh: () => createLocalTransport() },
+      }),
+      stateDirectory: '/tmp',
+      minPollIntervalMs: 0,
+      backoff: { initialMs: 5, maxMs: 10 },
+    });
+    const job = await manager.submit({ argv: ['a'] }, { profile: 'q' });
+    backend.poll = async () => {
+      throw new YonderError('E_TRANSPORT', 'connection refused');
+    };
+    const before = Date.now();
+    const reported: string[] = [];
+    const result = await manager.wait([job.id], {
+      giveUpAfterMs: 50,
+      timeoutMs: 30_000,
+      onUnreachable: (failure) => reported.push(failure.since),
+    });
+    expect(result.gaveUp?.error.code).toBe('E_TRANSPORT');
+    expect(reported).toHaveLength(1);
+    const since = Date.parse(result.gaveUp?.since ?? '');
+    expect(since).toBe(Date.parse(reported[0] ?? ''));
+    expect(since).toBeGreaterThanOrEqual(before - 1);
+    expect(since).toBeLessThanOrEqual(Date.now());
+  });
+});

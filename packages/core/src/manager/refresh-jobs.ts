@@ -102,9 +102,10 @@ async function refreshTarget(
     const listed = await context.store.tryLease(listedKey, context.leaseTtlMs);
     await listed?.release({ completed: true });
     // The listing starts only once the clock has passed the mark's millisecond, so a caller
-    // whose own listing ended within that millisecond is covered too.
-    const marked = Date.now();
-    while (Date.now() <= marked) await new Promise((resolve) => setTimeout(resolve, 1));
+    // whose own listing ended within that millisecond is covered too. The wait is bounded on
+    // the monotonic clock: a wall clock stepped back (an NTP step, a resumed VM) would
+    // otherwise hold this poll, and every wait and list behind it, for as long as the step.
+    await pastMillisecond(Date.now());
     // Listed again under the lease, after that mark: the poll covers every job of the target
     // in the ledger before it, including any made while this process waited for the lease.
     // Every write below re-applies its change to the record as it is then.
@@ -136,6 +137,23 @@ async function refreshTarget(
     completed = true;
   } finally {
     await lease.release({ completed });
+  }
+}
+
+/**
+ * Resolve once the wall clock reads past `marked`, or after two milliseconds of monotonic time
+ * if it does not (it was stepped back meanwhile; marks from then answer for no one anyway).
+ */
+export async function pastMillisecond(
+  marked: number,
+  clocks: { wall: () => number; monotonic: () => number } = {
+    wall: Date.now,
+    monotonic: () => performance.now(),
+  },
+): Promise<void> {
+  const deadline = clocks.monotonic() + 2;
+  while (clocks.wall() <= marked && clocks.monotonic() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 1));
   }
 }
 

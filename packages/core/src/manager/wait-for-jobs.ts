@@ -73,7 +73,9 @@ export async function waitForJobs(
 ): Promise<{ jobs: JobRecord[]; timedOut: boolean; gaveUp: TargetFailure | null }> {
   let jobs = [...initial];
   const seen = new Map(jobs.map((job) => [job.id, job.state]));
-  const failing = new Map<string, TargetFailure>();
+  // Each failing target: as reported (`since` is the wall time of the first failed poll seen)
+  // and when that was on the wait's own clock, which measures how long it has failed.
+  const failing = new Map<string, { failure: TargetFailure; firstSeen: number }>();
   let gaveUp: TargetFailure | null = null;
   const watchTargets = (): boolean => {
     const now = context.clock.now();
@@ -82,15 +84,12 @@ export async function waitForJobs(
     for (const [key, failure] of current) {
       let known = failing.get(key);
       if (!known) {
-        known = { ...failure, since: new Date(now).toISOString() };
+        known = { failure: { ...failure, since: context.now().toISOString() }, firstSeen: now };
         failing.set(key, known);
-        options.onUnreachable?.(known);
+        options.onUnreachable?.(known.failure);
       }
-      if (
-        options.giveUpAfterMs !== undefined &&
-        now - Date.parse(known.since) >= options.giveUpAfterMs
-      ) {
-        gaveUp = { ...failure, since: known.since };
+      if (options.giveUpAfterMs !== undefined && now - known.firstSeen >= options.giveUpAfterMs) {
+        gaveUp = { ...failure, since: known.failure.since };
         return true;
       }
     }

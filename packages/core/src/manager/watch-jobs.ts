@@ -189,7 +189,8 @@ export function watchJobs(manager: WatchedManager, options: WatchJobsOptions = {
   };
 
   const refreshDue = async (): Promise<void> => {
-    const now = Date.now();
+    // Intervals on the monotonic clock: a wall clock stepped back must not stop refreshes.
+    const now = performance.now();
     const groups = new Map<string, { ids: string[]; everyMs: number }>();
     for (const job of activeJobs) {
       const key = jobRoute(job);
@@ -201,7 +202,7 @@ export function watchJobs(manager: WatchedManager, options: WatchJobsOptions = {
     }
     const ids: string[] = [];
     for (const [key, group] of groups) {
-      if (now - (lastRefresh.get(key) ?? 0) < group.everyMs) continue;
+      if (now - (lastRefresh.get(key) ?? Number.NEGATIVE_INFINITY) < group.everyMs) continue;
       lastRefresh.set(key, now);
       ids.push(...group.ids);
     }

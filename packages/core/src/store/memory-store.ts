@@ -111,8 +111,8 @@ export function createMemoryStore(): StoreV1 {
       };
     },
     async waitForLease(key, timeoutMs) {
-      const deadline = Date.now() + timeoutMs;
-      while (leases.get(key)?.held && Date.now() < deadline)
+      const deadline = performance.now() + timeoutMs;
+      while (leases.get(key)?.held && performance.now() < deadline)
         await new Promise((r) => setTimeout(r, 5));
       return leases.get(key)?.lastCompletedAt ?? null;
     },

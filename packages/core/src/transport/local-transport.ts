@@ -88,7 +88,7 @@ export function runLocal(
   if (!program) return Promise.reject(new YonderError('E_TRANSPORT', 'No program given to run.'));
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const limit = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT;
-  const started = Date.now();
+  const started = performance.now();
   if (options.signal?.aborted) {
     return Promise.reject(
       new YonderError('E_TRANSPORT', `Command aborted before it started: ${program}`, {
@@ -185,7 +185,7 @@ export function runLocal(
           stderr: stderr.text(),
           stdoutTruncated: stdout.truncated,
           stderrTruncated: stderr.truncated,
-          durationMs: Date.now() - started,
+          durationMs: Math.round(performance.now() - started),
         });
       });
     });
