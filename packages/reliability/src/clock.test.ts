@@ -36,6 +36,7 @@ it('wait --timeout 5 ends on time while the wall clock keeps stepping back', asy
     writeFileSync(offsetFile, `${offset}\n`);
   }, 200);
   const stopStepping = setTimeout(() => clearInterval(stepping), 20_000);
+  let cancelled: Awaited<ReturnType<typeof runCli>> | undefined;
   try {
     const waited = await runCli(['wait', '--timeout', '5', id], {
       state,
@@ -57,7 +58,11 @@ it('wait --timeout 5 ends on time while the wall clock keeps stepping back', asy
   } finally {
     clearInterval(stepping);
     clearTimeout(stopStepping);
-    await runCli(['cancel', id], { state });
+    cancelled = await runCli(['cancel', id], { state, timeoutMs: 90_000 });
   }
-  expect(readJob(state, id).state).toBe('cancelled');
+  // The cancel's own answer in the message: a record left otherwise says why.
+  expect(
+    readJob(state, id).state,
+    `cancel exit ${cancelled?.code}: ${cancelled?.stdout} ${cancelled?.stderr}`,
+  ).toBe('cancelled');
 }, 120_000);
