@@ -123,7 +123,9 @@ describe('concurrency', () => {
       while (Date.now() < startAt) await sleep(50);
       for (let round = 0; running(); round += 1) {
         const args = (round + lane) % 2 === 0 ? ['list'] : ['list', '--all', '--no-refresh'];
-        const result = await runCliJson(args, { state, cwd: work });
+        // Correctness is judged here, not speed: with sixteen submitters and their jobs on two
+        // cores, one refreshing list can take well over a minute of wall time.
+        const result = await runCliJson(args, { state, cwd: work, timeoutMs: 170_000 });
         lists += 1;
         if (result.code !== 0 || result.doc.ok !== true)
           listFailures.push(`${args.join(' ')}: ${result.stdout} ${result.stderr}`);
@@ -145,7 +147,11 @@ describe('concurrency', () => {
           await sleep(100);
           continue;
         }
-        const result = await runCliJson(['cancel', ...batch], { state, cwd: work });
+        const result = await runCliJson(['cancel', ...batch], {
+          state,
+          cwd: work,
+          timeoutMs: 170_000,
+        });
         cancelCommands += 1;
         if (result.code !== 0 || result.doc.ok !== true)
           cancelFailures.push(`cancel ${batch.join(' ')}: ${result.stdout} ${result.stderr}`);
@@ -225,7 +231,7 @@ describe('concurrency', () => {
         `with ${lists} concurrent list/refresh processes and ${cancelCommands} cancel processes (${sleepers.size} jobs cancelled); ` +
         `recorded ${recorded.length}/${total} once each, torn 0, lost 0, duplicate runs 0, all terminal`,
     );
-  }, 180_000);
+  }, 420_000);
 
   it('8 processes refreshing at the same moment share one poll per target per cycle', async () => {
     const state = scratch('share-state');
