@@ -33,6 +33,7 @@ import { LedgerDirectories, type LedgerDirectory } from './ledger-directories.js
 import { appendIndex, recentIds } from './ledger-index.js';
 import {
   byNewest,
+  isDiskFull,
   JOB_ID,
   MAX_PROFILE_BYTES,
   MAX_RECORD_BYTES,
@@ -441,7 +442,16 @@ export class FsStore implements StoreV1 {
   async tryLease(key: string, ttlMs: number): Promise<LeaseV1 | undefined> {
     this.ledger.ensure();
     const path = this.leasePath(key);
-    const held = tryLock(path, ttlMs, { spare: `${path}.spare` });
+    let held: ReturnType<typeof tryLock>;
+    try {
+      held = tryLock(path, ttlMs, { spare: `${path}.spare` });
+    } catch (error) {
+      if (!isDiskFull(error)) throw error;
+      // The disk is full and this lease has no room set aside yet. Sharing a poll is an
+      // economy: the caller goes on without the lease (polls alone) rather than not at all,
+      // so a job that ended on the full disk is still seen to end.
+      return { key, lastCompletedAt: this.lastCompleted(key), release: async () => {} };
+    }
     if (!held) return undefined;
     const lastCompletedAt = this.lastCompleted(key);
     return {
@@ -460,6 +470,9 @@ export class FsStore implements StoreV1 {
             );
             reserveSpareFile(`${info}.spare`, LEASE_INFO_SPARE_BYTES);
           }
+        } catch (error) {
+          // A full disk: the completion goes unrecorded, which costs one more poll, no more.
+          if (!isDiskFull(error)) throw error;
         } finally {
           held.release();
         }

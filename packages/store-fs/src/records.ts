@@ -30,16 +30,22 @@ export function recordSpare(path: string): string {
 /** The largest profile read. */
 export const MAX_PROFILE_BYTES = 1024 * 1024;
 
+/** Whether a file system failure (or the ledger's error made of one) is a full disk or quota. */
+export function isDiskFull(error: unknown): boolean {
+  const cause = YonderError.isInstance(error) ? error.cause : error;
+  const code = (cause as NodeJS.ErrnoException | undefined)?.code;
+  return code === 'ENOSPC' || code === 'EDQUOT';
+}
+
 /** A file system failure as the ledger reports it: what, where, and what to do. */
 export function storeError(action: string, path: string, error: unknown): YonderError {
   if (YonderError.isInstance(error)) return error;
   const code = (error as NodeJS.ErrnoException).code;
-  const hint =
-    code === 'ENOSPC' || code === 'EDQUOT'
-      ? ' The disk is full; free space and try again.'
-      : code === 'EROFS' || code === 'EACCES' || code === 'EPERM'
-        ? ' The state directory is not writable; fix its permissions or set YONDER_STATE_DIR.'
-        : '';
+  const hint = isDiskFull(error)
+    ? ' The disk is full; free space and try again.'
+    : code === 'EROFS' || code === 'EACCES' || code === 'EPERM'
+      ? ' The state directory is not writable; fix its permissions or set YONDER_STATE_DIR.'
+      : '';
   return new YonderError(
     'E_STORE',
     `Could not ${action} ${path}: ${(error as Error).message}.${hint}`,

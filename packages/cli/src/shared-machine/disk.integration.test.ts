@@ -173,4 +173,32 @@ describe('a full disk under the state directory', () => {
     rmSync(filler);
     expect(jsonOf(await yonder(['cancel', long, '--json'])).result[0].state).toBe('cancelled');
   }, 120_000);
+
+  it('a job whose own log fills the disk and then exits 0 is recorded succeeded, exit 0; list still answers', async () => {
+    // Issue 24 item 3: its exit code could not be written, so it was recorded failed/lost.
+    const home = ownedDir(victim, 'disk-end');
+    const disk = mountTmpfs(home, 'size=1m');
+    const state = join(disk, 'state');
+    const env = { YONDER_STATE_DIR: state };
+    const yonder = (args: string[]) => runAs(victim, cli.bin, args, { env });
+    const job = jsonOf(
+      await yonder([
+        'submit',
+        '--json',
+        '--',
+        'sh',
+        '-c',
+        // Fill the disk with its own output, then end by itself with 0.
+        'yes "the log fills the disk" || :; exit 0',
+      ]),
+    ).result.id;
+    const waited = await yonder(['wait', job, '--timeout', '120']);
+    expect(waited.code, `wait: ${waited.stdout}${waited.stderr}`).toBe(0);
+    const status = jsonOf(await yonder(['status', job, '--json'])).result[0];
+    expect([status.state, status.exitCode, status.reason]).toEqual(['succeeded', 0, null]);
+    const listed = await yonder(['list', '--json']);
+    expect(listed.code, listed.stdout + listed.stderr).toBe(0);
+    // The disk is still (all but) full: the job's log was kept whole, nothing removed for room.
+    expect(statfsSync(disk).bavail).toBeLessThan(16);
+  }, 180_000);
 });

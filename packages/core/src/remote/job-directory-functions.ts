@@ -184,6 +184,10 @@ enter_private() {
  * - `put NAME VALUE`: replaces NAME by a file holding VALUE: written to a temporary created under
  *   noclobber (`set -C`, so it never follows a link; a stale temporary is removed first), then
  *   renamed, so a reader never sees half. It leaves noclobber on.
+ *   With no room for a new file, it writes into the room `spare` set aside for it, if any.
+ * - `spare NAME`: sets aside room for NAME (`.NAME.spare`, 64 newlines) while there is room: a
+ *   value written into it in place needs no new block or inode, and readers take its first line
+ *   (`$(cat)` drops the trailing newlines).
  * - `clock`: sets `now` to epoch seconds, with nanoseconds when `date +%s.%N` gives them.
  */
 export const JOB_FILE_FUNCTIONS = `read_word() {
@@ -195,9 +199,21 @@ export const JOB_FILE_FUNCTIONS = `read_word() {
 put() {
   set -C
   if ! { printf '%s\\n' "$2" > ".$1.tmp"; } 2>/dev/null; then
-    rm -f -- ".$1.tmp" && printf '%s\\n' "$2" > ".$1.tmp" || return 1
+    if ! { rm -f -- ".$1.tmp" && printf '%s\\n' "$2" > ".$1.tmp"; }; then
+      rm -f -- ".$1.tmp"
+      put_spare "$1" "$2"
+      return
+    fi
   fi
   mv -f -- ".$1.tmp" "$1"
+}
+spare() {
+  set -C
+  { printf '${'\\n'.repeat(64)}' > ".$1.spare"; } 2>/dev/null || rm -f -- ".$1.spare"
+}
+put_spare() {
+  [ -f ".$1.spare" ] && [ ! -L ".$1.spare" ] || return 1
+  { printf '%s\\n' "$2" 1<> ".$1.spare"; } 2>/dev/null && mv -f -- ".$1.spare" "$1"
 }
 clock() {
   now=$(date +%s.%N 2>/dev/null)

@@ -49,6 +49,9 @@ export const JOB_WRAPPER_SCRIPT = [
   '  code=$yonder_signal',
   'else',
   'clock; put started-at "$now"',
+  // Room for the two files the job's end writes, set aside now: a disk the job fills (its own
+  // log, or another user's files) must not cost its exit status.
+  'spare ended-at; spare exit-code',
   // The job's stderr is the log, but the wrapper's own is nowhere while the job runs: a shell
   // reports a job that died by a signal ("Killed", "Segmentation fault") on its stderr, and the
   // log holds only what the job wrote.
@@ -75,5 +78,6 @@ export const JOB_WRAPPER_SCRIPT = [
   'fi',
   'clock; put ended-at "$now"',
   'put exit-code "$code"',
+  'rm -f -- .ended-at.spare .exit-code.spare',
   'exit "$code"',
 ].join('\n');
