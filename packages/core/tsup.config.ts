@@ -6,6 +6,7 @@ export default defineConfig({
   entry: [
     'src/index.ts',
     'src/backend-kit/index.ts',
+    'src/transport-kit/index.ts',
     'src/testing/index.ts',
     'src/conformance/index.ts',
   ],

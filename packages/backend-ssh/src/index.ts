@@ -1,3 +1,4 @@
+export { REMOTE_COMMAND } from '@yonder/core/transport-kit';
 export {
   appendKnownHost,
   blobType,
@@ -23,7 +24,6 @@ export {
   OpensshTransportOptionsSchema,
   opensshSettings,
 } from './openssh-transport-options.js';
-export { REMOTE_COMMAND } from './remote-invocation.js';
 export {
   createSshBackend,
   SSH_BACKEND_ID,

@@ -11,7 +11,15 @@ import {
   YonderError,
 } from '@yonder/core';
 import { withFixedSearchPath } from '@yonder/core/backend-kit';
-import { readChildStdout } from './child-stdout-reader.js';
+import {
+  DEFAULT_TIMEOUT_MS,
+  feedInput,
+  NOT_FOUND_MARK,
+  RemoteAnswer,
+  type RemoteInvocation,
+  readChildStdout,
+  remoteInvocation,
+} from '@yonder/core/transport-kit';
 import {
   configArguments,
   controlArguments,
@@ -32,14 +40,6 @@ import {
   OpensshTransportOptionsSchema,
   opensshSettings,
 } from './openssh-transport-options.js';
-import {
-  DEFAULT_TIMEOUT_MS,
-  feedInput,
-  NOT_FOUND_MARK,
-  RemoteAnswer,
-  type RemoteInvocation,
-  remoteInvocation,
-} from './remote-invocation.js';
 import { SessionLimit } from './session-limit.js';
 
 const DEFAULT_MAX_CHANNELS = 8;

@@ -1,7 +1,5 @@
 /** One command over an open SSH connection (ssh2): the invocation every login shell passes unchanged, and its exec with time limit, abort and bounded output. */
 import { getErrorMessage, type RunOptionsV1, type RunResultV1, YonderError } from '@yonder/core';
-import type ssh2 from 'ssh2';
-import type { ClientChannel } from 'ssh2';
 import {
   DEFAULT_MAX_OUTPUT,
   DEFAULT_TIMEOUT_MS,
@@ -10,7 +8,9 @@ import {
   RemoteAnswer,
   type RemoteInvocation,
   remoteInvocation,
-} from './remote-invocation.js';
+} from '@yonder/core/transport-kit';
+import type ssh2 from 'ssh2';
+import type { ClientChannel } from 'ssh2';
 import { passedThrough } from './young-garbage.js';
 
 type Client = InstanceType<typeof ssh2.Client>;

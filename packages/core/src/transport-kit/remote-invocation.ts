@@ -1,7 +1,8 @@
 /** The one way both ssh transports run a command on a host, whatever the user's login shell and whatever its startup files print: `exec /bin/sh -s` as the command, the quoted argv on stdin, the answer read after unique markers. */
 import { randomBytes } from 'node:crypto';
-import type { RunOptionsV1 } from '@yonder/core';
-import { BoundedBuffer, shJoin } from '@yonder/core/backend-kit';
+import { shJoin } from '../shell/sh-quote.js';
+import type { RunOptionsV1 } from '../spec/transport/v1/transport-v1.js';
+import { BoundedBuffer } from '../transport/local-transport.js';
 
 export const DEFAULT_TIMEOUT_MS = 60_000;
 export const DEFAULT_MAX_OUTPUT = 8 * 1024 * 1024;
@@ -50,6 +51,8 @@ export interface RemoteInvocation {
   readonly startMark: string;
   /** Starts stderr's last line, with the exit status after it. */
   readonly endMark: string;
+  /** The program run (`argv[0]`), for messages. */
+  readonly argv0: string;
   /** The caller's options. */
   readonly options: RunOptionsV1;
 }
@@ -93,6 +96,7 @@ export function remoteInvocation(argv: readonly string[], options: RunOptionsV1)
     head: Buffer.from(`${mark}; ${mark} >&2; exec ${launcher}\n`),
     startMark: `yonder-start-${id}\n`,
     endMark,
+    argv0: argv[0] as string,
     options,
   };
 }

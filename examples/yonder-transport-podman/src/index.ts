@@ -1,0 +1,14 @@
+import type { PluginV1 } from '@yonder/core';
+import { podmanTransportFactory } from './podman-transport.js';
+
+export {
+  createPodmanTransport,
+  type PodmanTransportOptions,
+  PodmanTransportOptionsSchema,
+  podmanTransportFactory,
+} from './podman-transport.js';
+
+/** What the yonder CLI calls when the config names this package. */
+export function createYonderPlugin(): PluginV1 {
+  return { specificationVersion: 'v1', transports: { podman: podmanTransportFactory } };
+}
