@@ -44,6 +44,26 @@ import { SessionLimit } from './session-limit.js';
 
 const DEFAULT_MAX_CHANNELS = 8;
 
+/**
+ * Before the options of a command that must go through the master connection up already: no
+ * new login instead, ever. ssh opens one silently when the master's server refuses one more
+ * session (MaxSessions); with these it fails at once (the proxy `false`), says the server
+ * refused, and the command waits for a free session on the master.
+ */
+const THROUGH_MASTER_ONLY = ['-o', 'ControlMaster=no', '-o', 'ProxyCommand=false'] as const;
+
+/**
+ * Before the options of every command: only errors on stderr (not a server's Banner, which
+ * would end up in messages), and nothing that could ask: BatchMode, and for a jump host's ssh
+ * (which OpenSSH starts without BatchMode) no askpass and no terminal (see `once`).
+ */
+const COMMAND_OPTIONS = ['-o', 'LogLevel=ERROR'] as const;
+
+/** What ssh said when the proxy of THROUGH_MASTER_ONLY ran: no master was there to go through. */
+function noMasterThere(stderr: string): boolean {
+  return /kex_exchange_identification|Connection closed by UNKNOWN/i.test(stderr);
+}
+
 export interface OpensshTransportOptions {
   profile: Profile;
   /** The profile's openssh settings, checked (the registry's factory is handed them so). Default: read from the profile. */
@@ -83,6 +103,8 @@ export class OpensshTransport implements TransportV1 {
   private reached = false;
   private gate: Promise<void> | null = null;
   private refused: YonderError | null = null;
+  /** Commands that found no master to go through in a row: past two, commands may log in themselves again. */
+  private masterMissed = 0;
 
   constructor(options: OpensshTransportOptions) {
     this.profile = options.profile;
@@ -92,6 +114,13 @@ export class OpensshTransport implements TransportV1 {
         `Profile "${options.profile.name}" has no host to reach over SSH.`,
       );
     this.host = options.profile.host;
+    // `ssh host:port` takes it all as a host name: a port goes in the destination as ssh reads it.
+    const port = /^((?:[^@]*@)?[^:@/[\]]+):(\d+)$/.exec(this.host);
+    if (port)
+      throw new YonderError(
+        'E_INVALID_PROFILE',
+        `Profile "${options.profile.name}": the host ${JSON.stringify(this.host)} names a port, which ssh does not read from a host name. Fix: give --host ssh://${port[1]}:${port[2]} (as ssh reads a port), or set Port ${port[2]} for the host in your ssh config.`,
+      );
     this.settings = options.settings ?? opensshSettings(options.profile);
     // Never an `ssh` (or a ProxyCommand's tools) found in the working directory.
     const env = withFixedSearchPath(options.env ?? process.env);
@@ -143,10 +172,19 @@ export class OpensshTransport implements TransportV1 {
     try {
       for (let attempt = 0; ; attempt += 1) {
         const invocation = remoteInvocation(argv, options);
-        const outcome = await this.once(args, invocation, () => {
+        // Once a command has reached the host, its master is up: the others go through it only.
+        const masterOnly = this.reached && this.masterMissed < 2;
+        const outcome = await this.once(args, invocation, masterOnly, () => {
           this.reached = true;
           open?.();
         });
+        if (outcome.kind === 'no-master') {
+          // The master went (ControlPersist ran out, it was closed): this command opens it again.
+          this.masterMissed += 1;
+          this.reached = false;
+          continue;
+        }
+        if (masterOnly && outcome.kind === 'ok') this.masterMissed = 0;
         if (outcome.kind === 'refused' && attempt < 20) {
           // The server refused one more session (MaxSessions): use fewer at once, then retry.
           await this.sessions.refused(attempt);
@@ -177,17 +215,35 @@ export class OpensshTransport implements TransportV1 {
   private once(
     args: readonly string[],
     invocation: RemoteInvocation,
+    masterOnly: boolean,
     onStarted: () => void,
   ): Promise<
-    { kind: 'ok'; result: RunResultV1 } | { kind: 'failed' | 'refused'; error: YonderError }
+    | { kind: 'ok'; result: RunResultV1 }
+    | { kind: 'failed' | 'refused' | 'no-master'; error: YonderError }
   > {
     const options = invocation.options;
     const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    const started = Date.now();
+    const started = performance.now();
     const child = spawn(
       this.ssh.program,
-      [...args, '-o', 'BatchMode=yes', '-T', '--', this.host, invocation.command],
-      { env: this.ssh.env, stdio: ['pipe', 'pipe', 'pipe'] },
+      [
+        ...(masterOnly ? THROUGH_MASTER_ONLY : []),
+        ...COMMAND_OPTIONS,
+        ...args,
+        '-o',
+        'BatchMode=yes',
+        '-T',
+        '--',
+        this.host,
+        invocation.command,
+      ],
+      {
+        // A jump host's ssh (ProxyJump) gets no BatchMode from ssh: with no terminal (its own
+        // session) and no askpass, a login there that needs a person fails at once instead of asking.
+        env: { ...this.ssh.env, SSH_ASKPASS_REQUIRE: 'never' },
+        stdio: ['pipe', 'pipe', 'pipe'],
+        detached: true,
+      },
     );
     this.children.add(child);
     const answer = new RemoteAnswer(invocation);
@@ -278,6 +334,11 @@ export class OpensshTransport implements TransportV1 {
                 `${this.target} refused a session: ${lastLines(said)}`,
               ),
             });
+          else if (masterOnly && (code === 255 || signal) && noMasterThere(said))
+            finish({
+              kind: 'no-master',
+              error: new YonderError('E_TRANSPORT', `No master connection to ${this.target}.`),
+            });
           else if (code === 255 || signal)
             finish({ kind: 'failed', error: loginError(this.profile.name, this.host, said, code) });
           else
@@ -301,13 +362,18 @@ export class OpensshTransport implements TransportV1 {
           return;
         }
         const exitCode = status ?? code;
-        if (exitCode === 124 && Date.now() - started >= timeoutMs) {
+        if (exitCode === 124 && performance.now() - started >= timeoutMs) {
           finish({ kind: 'failed', error: timedOut() });
           return;
         }
         finish({
           kind: 'ok',
-          result: { exitCode, signal: null, ...answer.result(), durationMs: Date.now() - started },
+          result: {
+            exitCode,
+            signal: null,
+            ...answer.result(),
+            durationMs: Math.round(performance.now() - started),
+          },
         });
       };
       void feedInput(
