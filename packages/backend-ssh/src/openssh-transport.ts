@@ -59,7 +59,30 @@ const THROUGH_MASTER_ONLY = ['-o', 'ControlMaster=no', '-o', 'ProxyCommand=false
  */
 const COMMAND_OPTIONS = ['-o', 'LogLevel=ERROR'] as const;
 
-/** What ssh said when the proxy of THROUGH_MASTER_ONLY ran: no master was there to go through. */
+/**
+ * Before the options of a command run again to learn why its proxy (a ProxyJump's ssh) ended
+ * before the host answered: with ControlPersist, ssh sends a proxy's stderr to /dev/null, and
+ * with it the jump host's own words (a login there that needs a person). No master here.
+ */
+const PROXY_SPEAKS = [
+  '-o',
+  'ControlPersist=no',
+  '-o',
+  'ControlMaster=no',
+  '-o',
+  'ControlPath=none',
+] as const;
+
+/** How one ssh process goes: as usual, through the master only, or to hear its proxy. */
+type Mode = 'usual' | 'master-only' | 'proxy-speaks';
+
+const MODE_OPTIONS: Record<Mode, readonly string[]> = {
+  usual: [],
+  'master-only': THROUGH_MASTER_ONLY,
+  'proxy-speaks': PROXY_SPEAKS,
+};
+
+/** What ssh said when its proxy ended before the host answered (THROUGH_MASTER_ONLY's `false`: no master was there to go through). */
 function noMasterThere(stderr: string): boolean {
   return /kex_exchange_identification|Connection closed by UNKNOWN/i.test(stderr);
 }
@@ -174,10 +197,30 @@ export class OpensshTransport implements TransportV1 {
         const invocation = remoteInvocation(argv, options);
         // Once a command has reached the host, its master is up: the others go through it only.
         const masterOnly = this.reached && this.masterMissed < 2;
-        const outcome = await this.once(args, invocation, masterOnly, () => {
+        const started = (): void => {
           this.reached = true;
           open?.();
-        });
+        };
+        let outcome = await this.once(
+          args,
+          invocation,
+          masterOnly ? 'master-only' : 'usual',
+          started,
+        );
+        if (outcome.kind === 'proxy-ended') {
+          // Its proxy ended before the host answered, and ssh hid why: once more, to hear it.
+          const heard = await this.once(
+            args,
+            remoteInvocation(argv, options),
+            'proxy-speaks',
+            started,
+          );
+          outcome =
+            heard.kind === 'ok' ||
+            (heard.kind === 'failed' && heard.error.code === 'E_LOGIN_REQUIRED')
+              ? heard
+              : { kind: 'failed', error: outcome.error };
+        }
         if (outcome.kind === 'no-master') {
           // The master went (ControlPersist ran out, it was closed): this command opens it again.
           this.masterMissed += 1;
@@ -215,11 +258,11 @@ export class OpensshTransport implements TransportV1 {
   private once(
     args: readonly string[],
     invocation: RemoteInvocation,
-    masterOnly: boolean,
+    mode: Mode,
     onStarted: () => void,
   ): Promise<
     | { kind: 'ok'; result: RunResultV1 }
-    | { kind: 'failed' | 'refused' | 'no-master'; error: YonderError }
+    | { kind: 'failed' | 'refused' | 'no-master' | 'proxy-ended'; error: YonderError }
   > {
     const options = invocation.options;
     const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
@@ -227,7 +270,7 @@ export class OpensshTransport implements TransportV1 {
     const child = spawn(
       this.ssh.program,
       [
-        ...(masterOnly ? THROUGH_MASTER_ONLY : []),
+        ...MODE_OPTIONS[mode],
         ...COMMAND_OPTIONS,
         ...args,
         '-o',
@@ -334,10 +377,15 @@ export class OpensshTransport implements TransportV1 {
                 `${this.target} refused a session: ${lastLines(said)}`,
               ),
             });
-          else if (masterOnly && (code === 255 || signal) && noMasterThere(said))
+          else if (mode === 'master-only' && (code === 255 || signal) && noMasterThere(said))
             finish({
               kind: 'no-master',
               error: new YonderError('E_TRANSPORT', `No master connection to ${this.target}.`),
+            });
+          else if (mode === 'usual' && code === 255 && noMasterThere(said))
+            finish({
+              kind: 'proxy-ended',
+              error: loginError(this.profile.name, this.host, said, code),
             });
           else if (code === 255 || signal)
             finish({ kind: 'failed', error: loginError(this.profile.name, this.host, said, code) });
