@@ -73,6 +73,22 @@ const PROXY_SPEAKS = [
   'ControlPath=none',
 ] as const;
 
+/**
+ * The ssh processes of every openssh transport of this process. Each runs in a session of its
+ * own (no terminal), so a Ctrl-C on the terminal does not reach it: they end with this process.
+ */
+const running = new Set<ChildProcess>();
+let endWithProcess = false;
+function track(child: ChildProcess): void {
+  running.add(child);
+  child.once('close', () => running.delete(child));
+  if (endWithProcess) return;
+  endWithProcess = true;
+  process.once('exit', () => {
+    for (const each of running) each.kill('SIGTERM');
+  });
+}
+
 /** How one ssh process goes: as usual, through the master only, or to hear its proxy. */
 type Mode = 'usual' | 'master-only' | 'proxy-speaks';
 
@@ -289,6 +305,7 @@ export class OpensshTransport implements TransportV1 {
       },
     );
     this.children.add(child);
+    track(child);
     const answer = new RemoteAnswer(invocation);
     return new Promise((resolvePromise) => {
       let settled = false;
