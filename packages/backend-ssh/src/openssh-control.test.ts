@@ -120,6 +120,21 @@ describe('the master connection’s options, from what ssh -G says', () => {
     expect(() => controlDirectory({ XDG_RUNTIME_DIR: runtime })).toThrow(
       /Refusing the ssh control directory .*belongs to another user/,
     );
+    // In a directory all may write, only its owner could move it: the fix says what will work.
+    const sticky = mkdtempSync(join(scratch, 't'));
+    chmodSync(sticky, 0o1777);
+    mkdirSync(join(sticky, 'yonder'), { mode: 0o755 });
+    chownSync(join(sticky, 'yonder'), 54321, 54321);
+    let said = '';
+    try {
+      controlDirectory({ XDG_RUNTIME_DIR: sticky });
+    } catch (error) {
+      said = (error as Error).message;
+    }
+    expect(said).toContain(
+      `It is in ${sticky}, where only its owner can move it. Fix: make XDG_RUNTIME_DIR (${sticky}) a directory only you can write`,
+    );
+    expect(said).not.toContain('mv ');
     const long = mkdtempSync(join(tmpdir(), 'yonder-a-rather-long-runtime-directory-'));
     expect(() => controlDirectory({ XDG_RUNTIME_DIR: long })).toThrow(/too long for a socket path/);
     rmSync(long, { recursive: true, force: true });

@@ -59,13 +59,32 @@ function unwritable(path: string, error: unknown, fix: string): YonderError {
   );
 }
 
+/** Whether `path` is a directory with the sticky bit (as /tmp): its entries only their owners can move. */
+function isSticky(path: string): boolean {
+  try {
+    return (lstatSync(path).mode & 0o1000) !== 0;
+  } catch {
+    return false;
+  }
+}
+
 /** `path` made (0700) and checked as a trusted directory that can be written; its real path. */
 function writableTrustedDirectory(path: string, fix: string): string {
   let real: string;
   try {
     real = ensureTrustedDirectory(path, { role: 'the ssh control directory' });
   } catch (error) {
-    if (UntrustedPathError.isInstance(error)) throw error;
+    if (UntrustedPathError.isInstance(error) && error.path === path && isSticky(dirname(path))) {
+      // Another user's, in a directory all may write (XDG_RUNTIME_DIR=/tmp): only they can move it.
+      const said = error.message.slice(0, error.message.lastIndexOf(' Fix: '));
+      throw new UntrustedPathError({
+        subject: error.subject,
+        path: error.path,
+        owner: error.owner,
+        mode: error.mode,
+        message: `${said} It is in ${dirname(path)}, where only its owner can move it. Fix: ${fix}`,
+      });
+    }
     if (error instanceof YonderError) throw error;
     throw unwritable(path, error, fix);
   }
@@ -154,7 +173,7 @@ export function controlDirectory(env: NodeJS.ProcessEnv): string {
     runtime?.startsWith('/') === true
       ? writableTrustedDirectory(
           join(runtime, 'yonder'),
-          `make XDG_RUNTIME_DIR (${runtime}) a directory of yours that can be written, or unset it to let yonder make one in /tmp.`,
+          `make XDG_RUNTIME_DIR (${runtime}) a directory only you can write, that can be written (as /run/user/${uid} is), or unset it to let yonder make one of its own in /tmp.`,
         )
       : temporaryControlDirectory(env, uid);
   if (path.length + 54 > MAX_CONTROL_PATH)

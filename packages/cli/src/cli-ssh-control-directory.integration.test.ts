@@ -65,7 +65,7 @@ describe('a control directory on a read-only file system', () => {
         `The ssh control directory ${join(mount, runtime, 'yonder')} cannot be written (EROFS: a read-only file system)`,
       );
       expect(error.message).toContain(
-        `Fix: make XDG_RUNTIME_DIR (${join(mount, runtime)}) a directory of yours that can be written, or unset it`,
+        `Fix: make XDG_RUNTIME_DIR (${join(mount, runtime)}) a directory only you can write, that can be written (as /run/user/0 is), or unset it`,
       );
       const check = await runCli(['profile', 'check', 'box'], { state, env });
       expect(check.code).toBe(1);
