@@ -74,6 +74,17 @@ const PROXY_SPEAKS = [
 ] as const;
 
 /**
+ * Why `host` cannot be given to ssh, when it names a port as `host:2222` (ssh takes that all
+ * as a host name; ssh2 reads the port); undefined when it names none that way.
+ */
+export function portInHost(host: string): string | undefined {
+  const port = /^((?:[^@]*@)?[^:@/[\]]+):(\d+)$/.exec(host);
+  if (!port) return undefined;
+  const name = (port[1] as string).replace(/^.*@/, '');
+  return `the host ${JSON.stringify(host)} names a port, which the system ssh (--transport openssh) does not read from a host name. Fix: give the port in your ssh config (Host ${name}, then Port ${port[2]}) and --host ${port[1]}, or use --transport ssh2, which reads it there.`;
+}
+
+/**
  * The ssh processes of every openssh transport of this process. Each runs in a session of its
  * own (no terminal), so a Ctrl-C on the terminal does not reach it: they end with this process.
  */
@@ -153,13 +164,9 @@ export class OpensshTransport implements TransportV1 {
         `Profile "${options.profile.name}" has no host to reach over SSH.`,
       );
     this.host = options.profile.host;
-    // `ssh host:port` takes it all as a host name: a port goes in the destination as ssh reads it.
-    const port = /^((?:[^@]*@)?[^:@/[\]]+):(\d+)$/.exec(this.host);
+    const port = portInHost(this.host);
     if (port)
-      throw new YonderError(
-        'E_INVALID_PROFILE',
-        `Profile "${options.profile.name}": the host ${JSON.stringify(this.host)} names a port, which ssh does not read from a host name. Fix: give --host ssh://${port[1]}:${port[2]} (as ssh reads a port), or set Port ${port[2]} for the host in your ssh config.`,
-      );
+      throw new YonderError('E_INVALID_PROFILE', `Profile "${options.profile.name}": ${port}`);
     this.settings = options.settings ?? opensshSettings(options.profile);
     // Never an `ssh` (or a ProxyCommand's tools) found in the working directory.
     const env = withFixedSearchPath(options.env ?? process.env);
