@@ -1,4 +1,4 @@
-/** ssh's own control settings for a host (ControlMaster, ControlPath, ControlPersist, ServerAliveInterval, as `ssh -G` resolves them), kept for a minute in the private control directory while none of the config files ssh read changes, so that a short-lived yonder process does not run `ssh -G` before each command. */
+/** ssh's own control settings for a host (ControlMaster, ControlPath, ControlPersist, ServerAliveInterval, ConnectTimeout, as `ssh -G` resolves them), kept for a minute in the private control directory while none of the config files ssh read changes, so that a short-lived yonder process does not run `ssh -G` before each command. */
 import { statSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
@@ -21,6 +21,7 @@ const CONTROL_KEYS = [
   'controlpath',
   'controlpersist',
   'serveraliveinterval',
+  'connecttimeout',
 ] as const;
 
 /** A cache entry is a few lines; anything larger is not one of ours. */

@@ -1,5 +1,13 @@
 /** The openssh transport's ssh side against the real ssh: the ControlPath it picks or keeps, its private directory, and ssh's failures put into words. */
-import { chownSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  mkdirSync,
+  mkdtempSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -40,10 +48,10 @@ describe('the master connection’s options, from what ssh -G says', () => {
     expect((resolved.get('controlpath')?.[0] ?? '').length).toBeLessThan(104 - 17);
   });
 
-  it('keeps the user’s own ControlPath, ControlMaster, ControlPersist and ServerAliveInterval', async () => {
+  it('keeps the user’s own ControlPath, ControlMaster, ControlPersist, ServerAliveInterval and ConnectTimeout', async () => {
     const file = config(
       'own',
-      'Host box\n  HostName 127.0.0.1\n  ControlMaster autoask\n  ControlPath ~/.ssh/cm-%C\n  ControlPersist 1h\n  ServerAliveInterval 5\n',
+      'Host box\n  HostName 127.0.0.1\n  ControlMaster autoask\n  ControlPath ~/.ssh/cm-%C\n  ControlPersist 1h\n  ServerAliveInterval 5\n  ConnectTimeout 7\n',
     );
     const user = await resolveWithSsh(ssh, ['-F', file], 'box');
     expect(controlArguments('box', user, { config: file }, ssh.env)).toEqual([]);
@@ -51,6 +59,46 @@ describe('the master connection’s options, from what ssh -G says', () => {
     expect(
       controlArguments('box', user, { config: file, controlPersistSeconds: 30 }, ssh.env),
     ).toEqual(['-o', 'ControlPersist=30']);
+  });
+
+  it('waits 20 s for a host that does not answer, as the ssh2 transport, when the config sets no ConnectTimeout', async () => {
+    const file = config('connect', 'Host box\n  HostName 127.0.0.1\n');
+    const args = controlArguments(
+      'box',
+      await resolveWithSsh(ssh, ['-F', file], 'box'),
+      {},
+      ssh.env,
+    );
+    expect(args).toContain('ConnectTimeout=20');
+  });
+
+  it('makes the user’s own ControlMaster yes auto: a command uses the master up, never tries to be one', async () => {
+    for (const [own, ours] of [
+      ['yes', 'ControlMaster=auto'],
+      ['ask', 'ControlMaster=autoask'],
+      ['no', 'ControlMaster=auto'],
+    ] as const) {
+      const file = config(`master-${own}`, `Host box\n  ControlMaster ${own}\n`);
+      const user = await resolveWithSsh(ssh, ['-F', file], 'box');
+      expect(controlArguments('box', user, { config: file }, ssh.env)).toContain(ours);
+    }
+  });
+
+  it('refuses the user’s ControlPath in a directory others can write, and a directory at it, naming the fix', async () => {
+    const shared = mkdtempSync(join(scratch, 's'));
+    chmodSync(shared, 0o1777);
+    const inShared = config('shared', `Host box\n  ControlPath ${shared}/cm-%C\n`);
+    const user = await resolveWithSsh(ssh, ['-F', inShared], 'box');
+    expect(() => controlArguments('box', user, {}, ssh.env)).toThrow(
+      /Refusing the directory of your ssh ControlPath .* is writable by .*ControlPath ~\/\.ssh\/cm-%C/,
+    );
+    const own = mkdtempSync(join(scratch, 'o'));
+    const atIt = config('dir-at', `Host box\n  ControlPath ${own}/cm\n`);
+    mkdirSync(join(own, 'cm'));
+    const resolved = await resolveWithSsh(ssh, ['-F', atIt], 'box');
+    expect(() => controlArguments('box', resolved, {}, ssh.env)).toThrow(
+      `The ssh ControlPath ${own}/cm is a directory, not a socket`,
+    );
   });
 
   it('sends keepalives every 15 s, as the ssh2 transport does, when the config asks for none', async () => {
@@ -72,6 +120,21 @@ describe('the master connection’s options, from what ssh -G says', () => {
     expect(() => controlDirectory({ XDG_RUNTIME_DIR: runtime })).toThrow(
       /Refusing the ssh control directory .*belongs to another user/,
     );
+    // In a directory all may write, only its owner could move it: the fix says what will work.
+    const sticky = mkdtempSync(join(scratch, 't'));
+    chmodSync(sticky, 0o1777);
+    mkdirSync(join(sticky, 'yonder'), { mode: 0o755 });
+    chownSync(join(sticky, 'yonder'), 54321, 54321);
+    let said = '';
+    try {
+      controlDirectory({ XDG_RUNTIME_DIR: sticky });
+    } catch (error) {
+      said = (error as Error).message;
+    }
+    expect(said).toContain(
+      `It is in ${sticky}, where only its owner can move it. Fix: make XDG_RUNTIME_DIR (${sticky}) a directory only you can write`,
+    );
+    expect(said).not.toContain('mv ');
     const long = mkdtempSync(join(tmpdir(), 'yonder-a-rather-long-runtime-directory-'));
     expect(() => controlDirectory({ XDG_RUNTIME_DIR: long })).toThrow(/too long for a socket path/);
     rmSync(long, { recursive: true, force: true });

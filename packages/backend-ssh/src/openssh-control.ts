@@ -1,14 +1,30 @@
 /** The system ssh's side of the openssh transport: the private directory of its control sockets, the user's resolved config (`ssh -G`), the options every call gets, the master's check/exit, and ssh's failures put into words. */
 import { execFile, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, lstatSync } from 'node:fs';
-import { join } from 'node:path';
-import { YonderError } from '@yonder/core';
-import { ensureTrustedDirectory } from '@yonder/core/backend-kit';
+import {
+  accessSync,
+  chmodSync,
+  constants,
+  lstatSync,
+  mkdtempSync,
+  readdirSync,
+  rmdirSync,
+} from 'node:fs';
+import { homedir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { UntrustedPathError, YonderError } from '@yonder/core';
+import {
+  checkTrustedPath,
+  createPrivateFile,
+  ensureTrustedDirectory,
+  readPrivateFile,
+  writePrivateFileAtomic,
+} from '@yonder/core/backend-kit';
 import {
   DEFAULT_CONTROL_PERSIST_SECONDS,
   type OpensshSettings,
 } from './openssh-transport-options.js';
+import { checkSshFile } from './ssh-file-trust.js';
 
 /** Seconds between keepalives when the user's config sets none: what the ssh2 transport uses. */
 export const DEFAULT_SERVER_ALIVE_SECONDS = 15;
@@ -25,19 +41,141 @@ export interface SshProgram {
 /** What `ssh -G` says about a host: its lowercase keys, each with every value given. */
 export type SshResolved = ReadonlyMap<string, readonly string[]>;
 
+/** Where a directory of control sockets may be made when the session has no XDG_RUNTIME_DIR. */
+const SHARED_TEMPORARY = '/tmp';
+
+/** A control directory as mkdtemp names it for this user: `/tmp/yonder-<uid>-XXXXXX`. */
+function isOwnTemporaryName(path: string, uid: number | string): boolean {
+  return new RegExp(`^${SHARED_TEMPORARY}/yonder-${uid}-[A-Za-z0-9]{6}$`).test(path);
+}
+
+/** The file system's refusal to make or write `path`, as an error naming the directory and what will work. */
+function unwritable(path: string, error: unknown, fix: string): YonderError {
+  const code = (error as NodeJS.ErrnoException).code ?? 'EACCES';
+  return new YonderError(
+    'E_UNSAFE_VALUE',
+    `The ssh control directory ${path} cannot be written (${code}${code === 'EROFS' ? ': a read-only file system' : ''}), so no master connection can be kept there. Fix: ${fix}`,
+    { cause: error },
+  );
+}
+
+/** Whether `path` is a directory with the sticky bit (as /tmp): its entries only their owners can move. */
+function isSticky(path: string): boolean {
+  try {
+    return (lstatSync(path).mode & 0o1000) !== 0;
+  } catch {
+    return false;
+  }
+}
+
+/** `path` made (0700) and checked as a trusted directory that can be written; its real path. */
+function writableTrustedDirectory(path: string, fix: string): string {
+  let real: string;
+  try {
+    real = ensureTrustedDirectory(path, { role: 'the ssh control directory' });
+  } catch (error) {
+    if (UntrustedPathError.isInstance(error) && error.path === path && isSticky(dirname(path))) {
+      // Another user's, in a directory all may write (XDG_RUNTIME_DIR=/tmp): only they can move it.
+      const said = error.message.slice(0, error.message.lastIndexOf(' Fix: '));
+      throw new UntrustedPathError({
+        subject: error.subject,
+        path: error.path,
+        owner: error.owner,
+        mode: error.mode,
+        message: `${said} It is in ${dirname(path)}, where only its owner can move it. Fix: ${fix}`,
+      });
+    }
+    if (error instanceof YonderError) throw error;
+    throw unwritable(path, error, fix);
+  }
+  // Ours and written by nobody else (checked above); nobody else may even look in it.
+  try {
+    if ((lstatSync(real).mode & 0o077) !== 0) chmodSync(real, 0o700);
+    accessSync(real, constants.W_OK);
+  } catch (error) {
+    throw unwritable(real, error, fix);
+  }
+  return real;
+}
+
+/**
+ * Without XDG_RUNTIME_DIR: a directory of the user's in /tmp that no one else can make first — made
+ * by mkdtemp (`/tmp/yonder-<uid>-XXXXXX`), its name kept in the user's cache directory
+ * (`${XDG_CACHE_HOME:-~/.cache}/yonder/ssh-control-directory`, checked as every directory yonder
+ * trusts) so that every process finds the same one. A recorded directory gone (a reboot) or
+ * not the user's (another user made one of that name after it went) is replaced by a new one.
+ */
+function temporaryControlDirectory(env: NodeJS.ProcessEnv, uid: number | string): string {
+  const cacheHome = env.XDG_CACHE_HOME?.startsWith('/')
+    ? env.XDG_CACHE_HOME
+    : join(env.HOME?.startsWith('/') ? env.HOME : homedir(), '.cache');
+  const fix = `set XDG_RUNTIME_DIR to a directory only you can write, on a file system that can be written and whose path is short (as /run/user/${uid} is).`;
+  let cache: string;
+  try {
+    cache = ensureTrustedDirectory(join(cacheHome, 'yonder'), {
+      role: 'the cache directory',
+    });
+  } catch (error) {
+    if (error instanceof YonderError) throw error;
+    throw new YonderError(
+      'E_UNSAFE_VALUE',
+      `The cache directory ${join(cacheHome, 'yonder')}, where yonder keeps the name of its ssh control directory, cannot be made (${(error as NodeJS.ErrnoException).code ?? String(error)}). Fix: ${fix}`,
+      { cause: error },
+    );
+  }
+  const record = join(cache, 'ssh-control-directory');
+  const usable = (path: string | undefined): string | undefined => {
+    const name = path?.trim();
+    if (name === undefined || !isOwnTemporaryName(name, uid)) return undefined;
+    try {
+      return checkTrustedPath(name, { type: 'directory' }) ? name : undefined;
+    } catch {
+      return undefined; // not the user's (any more): never used, a new one is made
+    }
+  };
+  const recorded = readPrivateFile(record, 4096);
+  const found = usable(recorded);
+  if (found) return writableTrustedDirectory(found, fix);
+  let made: string;
+  try {
+    made = mkdtempSync(join(SHARED_TEMPORARY, `yonder-${uid}-`));
+  } catch (error) {
+    throw unwritable(SHARED_TEMPORARY, error, fix);
+  }
+  try {
+    if (recorded === undefined) createPrivateFile(record, made);
+    else writePrivateFileAtomic(record, made);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    // Another process recorded its own first: use that one.
+    const theirs = usable(readPrivateFile(record, 4096));
+    if (theirs) {
+      rmdirSync(made);
+      return writableTrustedDirectory(theirs, fix);
+    }
+    writePrivateFileAtomic(record, made);
+  }
+  return writableTrustedDirectory(made, fix);
+}
+
 /**
  * The private directory of yonder's control sockets: `$XDG_RUNTIME_DIR/yonder` when the session
- * has one, else `/tmp/yonder-<uid>`. Made 0700 and checked like every directory yonder trusts
- * (the user's, written by nobody else, and so every directory above it).
- * @throws UntrustedPathError `E_UNTRUSTED_PATH` naming the path and the fix.
+ * has one, else a directory made by mkdtemp in /tmp (see temporaryControlDirectory: a fixed name
+ * there is one another user could make first). Made 0700 and checked like every directory yonder
+ * trusts (the user's, written by nobody else, and so every directory above it), and writable.
+ * @throws UntrustedPathError `E_UNTRUSTED_PATH` naming the path and the fix; YonderError
+ * `E_UNSAFE_VALUE` when it cannot be made or written, or is too long for a socket path.
  */
 export function controlDirectory(env: NodeJS.ProcessEnv): string {
   const runtime = env.XDG_RUNTIME_DIR;
   const uid = typeof process.getuid === 'function' ? process.getuid() : 'user';
-  const wanted = runtime?.startsWith('/') === true ? join(runtime, 'yonder') : `/tmp/yonder-${uid}`;
-  const path = ensureTrustedDirectory(wanted, { role: 'the ssh control directory' });
-  // Ours and written by nobody else (checked above); nobody else may even look in it.
-  if ((lstatSync(path).mode & 0o077) !== 0) chmodSync(path, 0o700);
+  const path =
+    runtime?.startsWith('/') === true
+      ? writableTrustedDirectory(
+          join(runtime, 'yonder'),
+          `make XDG_RUNTIME_DIR (${runtime}) a directory only you can write, that can be written (as /run/user/${uid} is), or unset it to let yonder make one of its own in /tmp.`,
+        )
+      : temporaryControlDirectory(env, uid);
   if (path.length + 54 > MAX_CONTROL_PATH)
     throw new YonderError(
       'E_UNSAFE_VALUE',
@@ -46,10 +184,18 @@ export function controlDirectory(env: NodeJS.ProcessEnv): string {
   return path;
 }
 
-/** The options that come before everything else in every call: the config file, if the profile names one. */
+/**
+ * The options that come before everything else in every call: the config file, if the profile
+ * names one — judged by the one trust rule first, since ssh itself does not check a file given
+ * with -F (only the files that one includes), and another user's line in it (a ProxyCommand, a
+ * Match exec) would run as this user.
+ * @throws UntrustedPathError `E_UNTRUSTED_PATH` naming the file, its owner and mode, and the fix.
+ */
 export function configArguments(settings: OpensshSettings, env: NodeJS.ProcessEnv): string[] {
   if (!settings.config) return [];
-  return ['-F', settings.config.replace(/^~(?=\/)/, env.HOME ?? '~')];
+  const file = settings.config.replace(/^~(?=\/)/, env.HOME ?? '~');
+  checkSshFile(file, 'the ssh config');
+  return ['-F', file];
 }
 
 /** Run ssh to its end and collect what it says (no shell; stdin empty). */
@@ -108,11 +254,17 @@ export async function resolveWithSsh(
   return parseResolved(result.stdout);
 }
 
+/** Seconds ssh waits for the TCP connection when the user's config sets no ConnectTimeout: what the ssh2 transport waits. */
+export const DEFAULT_CONNECT_TIMEOUT_SECONDS = 20;
+
 /**
- * The options of the master connection: ControlMaster=auto, a ControlPath in the control
- * directory by `%C` (a hash of this host, the host, port and user) and the trust key — unless the user's config
- * sets a ControlPath, which is then used — ControlPersist, and ServerAliveInterval, unless the
+ * The options of the master connection: ControlMaster=auto (the user's `yes` too: a command must
+ * use a master that is up, never try to become one, and `ask` becomes `autoask`), a ControlPath
+ * in the control directory by `%C` (a hash of this host, the host, port and user) and the trust
+ * key — unless the user's config sets a ControlPath, which is then used once checked (see
+ * checkUserControlPath) — ControlPersist, ServerAliveInterval and ConnectTimeout, unless the
  * user's config sets them already.
+ * @throws UntrustedPathError, YonderError: the control directory or the user's ControlPath is unusable.
  */
 export function controlArguments(
   host: string,
@@ -122,9 +274,15 @@ export function controlArguments(
 ): string[] {
   const args: string[] = [];
   const master = user.get('controlmaster')?.[0] ?? 'false';
-  if (master === 'false' || master === 'no') args.push('-o', 'ControlMaster=auto');
-  if (!user.has('controlpath') || user.get('controlpath')?.[0] === 'none')
-    args.push('-o', `ControlPath=${controlDirectory(env)}/${trustKey(host, settings)}-%C`);
+  if (master === 'ask') args.push('-o', 'ControlMaster=autoask');
+  else if (master !== 'auto' && master !== 'autoask') args.push('-o', 'ControlMaster=auto');
+  const own = user.get('controlpath')?.[0];
+  if (own === undefined || own === 'none') {
+    const directory = controlDirectory(env);
+    const key = trustKey(host, settings);
+    checkOwnControlSockets(directory, key);
+    args.push('-o', `ControlPath=${directory}/${key}-%C`);
+  } else checkUserControlPath(own);
   const persist = user.get('controlpersist')?.[0] ?? 'no';
   if (persist === 'no' || persist === '0' || settings.controlPersistSeconds !== undefined)
     args.push(
@@ -136,7 +294,83 @@ export function controlArguments(
   // unanswered keepalives, as on the ssh2 transport, instead of at each command's time limit.
   if ((user.get('serveraliveinterval')?.[0] ?? '0') === '0')
     args.push('-o', `ServerAliveInterval=${DEFAULT_SERVER_ALIVE_SECONDS}`);
+  // A host that does not answer is said so in 20 s, as on the ssh2 transport (not the kernel's 2 min).
+  if ((user.get('connecttimeout')?.[0] ?? 'none') === 'none')
+    args.push('-o', `ConnectTimeout=${DEFAULT_CONNECT_TIMEOUT_SECONDS}`);
   return args;
+}
+
+/** The fix for a ControlPath of the user's config that cannot be used. */
+const CONTROL_PATH_FIX =
+  'set ControlPath in your ssh config to a directory only you can write (for example ControlPath ~/.ssh/cm-%C), or remove the ControlPath line to let yonder keep its own.';
+
+/**
+ * The user's own ControlPath (as `ssh -G` expands it) is where the job's payload and secrets
+ * go: its directory must be the user's and written by nobody else (not /tmp, sticky or not:
+ * another user could bind the socket's name first and receive everything), it must be
+ * writable, and what is at the path must be a socket (a directory there makes ssh disable
+ * reuse without a word, and every command a new login).
+ * @throws UntrustedPathError `E_UNTRUSTED_PATH`, YonderError `E_UNSAFE_VALUE`, naming the path and the fix.
+ */
+export function checkUserControlPath(path: string): void {
+  const directory = dirname(path);
+  const role = `the directory of your ssh ControlPath ${path},`;
+  try {
+    // Missing: ssh says so when it cannot make the socket (see loginError).
+    if (!checkTrustedPath(directory, { role, type: 'directory' })) return;
+  } catch (error) {
+    if (!UntrustedPathError.isInstance(error)) throw error;
+    throw new UntrustedPathError({
+      subject: error.subject,
+      path: error.path,
+      owner: error.owner,
+      mode: error.mode,
+      message: `${error.message} Or ${CONTROL_PATH_FIX}`,
+    });
+  }
+  try {
+    accessSync(directory, constants.W_OK);
+  } catch (error) {
+    throw new YonderError(
+      'E_UNSAFE_VALUE',
+      `The directory of your ssh ControlPath ${path} cannot be written (${(error as NodeJS.ErrnoException).code ?? String(error)}), so ssh cannot keep a master connection there. Fix: ${CONTROL_PATH_FIX}`,
+      { cause: error },
+    );
+  }
+  notASocket(path, CONTROL_PATH_FIX);
+}
+
+/** Refuse something other than a socket at a ControlPath: ssh would log in afresh for every command. */
+function notASocket(path: string, fix: string): void {
+  let info: ReturnType<typeof lstatSync>;
+  try {
+    info = lstatSync(path);
+  } catch {
+    return; // nothing there yet: the master makes it
+  }
+  if (info.isSocket()) return;
+  const kind = info.isDirectory()
+    ? 'a directory'
+    : info.isSymbolicLink()
+      ? 'a symbolic link'
+      : 'a file';
+  throw new YonderError(
+    'E_UNSAFE_VALUE',
+    `The ssh ControlPath ${path} is ${kind}, not a socket, so ssh would open a new login for every command instead of reusing one. Fix: move it aside (mv ${path} ${path}.old), or ${fix}`,
+  );
+}
+
+/** In yonder's own control directory, what is at a ControlPath of this host's key must be a socket (its settings file aside). */
+function checkOwnControlSockets(directory: string, key: string): void {
+  let names: string[];
+  try {
+    names = readdirSync(directory);
+  } catch {
+    return;
+  }
+  for (const name of names)
+    if (name.startsWith(`${key}-`) && !name.endsWith('-settings.json'))
+      notASocket(join(directory, name), 'remove it; yonder makes its sockets there itself.');
 }
 
 /** Where `userControlSettings` keeps its answer for a host: beside the host's sockets, named by the same key. */
@@ -191,6 +425,13 @@ export function loginError(
   code: number | null,
 ): YonderError {
   const said = lastLines(stderr) || `ssh exited with status ${code}`;
+  const bind = /unix_listener: cannot bind to path (\S+?)(?:\.\w{16})?: (.+)/.exec(stderr);
+  if (bind)
+    return new YonderError(
+      'E_TRANSPORT',
+      `ssh cannot make its control socket ${bind[1]} (${(bind[2] as string).trim()}), so no master connection to ${host} can be kept. Fix: set XDG_RUNTIME_DIR to a directory of yours that can be written, or change the ControlPath of your ssh config to one.`,
+      { data: { profile, host } },
+    );
   if (
     /Permission denied|Too many authentication failures|No more authentication methods|Authentications that can continue|passphrase/i.test(
       stderr,
@@ -214,13 +455,24 @@ export function loginError(
   });
 }
 
+/**
+ * Before the options of every call (the first value of an option is the one ssh keeps): a
+ * control command (`-O`) that finds no master must never log in instead — which it does
+ * under the user's own `ControlMaster yes` — nor ask anything.
+ */
+const CONTROL_COMMAND = ['-o', 'ControlMaster=no', '-o', 'BatchMode=yes'] as const;
+
 /** Whether a master connection is up (`ssh -O check`): answered by the socket alone, no login. */
 export async function masterRunning(
   ssh: SshProgram,
   args: readonly string[],
   host: string,
 ): Promise<boolean> {
-  const result = await runSsh(ssh, [...args, '-O', 'check', '--', host], 10_000);
+  const result = await runSsh(
+    ssh,
+    [...CONTROL_COMMAND, ...args, '-O', 'check', '--', host],
+    10_000,
+  );
   return result.code === 0;
 }
 
@@ -230,7 +482,7 @@ export async function exitMaster(
   args: readonly string[],
   host: string,
 ): Promise<boolean> {
-  const result = await runSsh(ssh, [...args, '-O', 'exit', '--', host], 10_000);
+  const result = await runSsh(ssh, [...CONTROL_COMMAND, ...args, '-O', 'exit', '--', host], 10_000);
   return result.code === 0;
 }
 

@@ -44,6 +44,76 @@ import { SessionLimit } from './session-limit.js';
 
 const DEFAULT_MAX_CHANNELS = 8;
 
+/**
+ * Before the options of a command that must go through the master connection up already: no
+ * new login instead, ever. ssh opens one silently when the master's server refuses one more
+ * session (MaxSessions); with these it fails at once (the proxy `false`), says the server
+ * refused, and the command waits for a free session on the master.
+ */
+const THROUGH_MASTER_ONLY = ['-o', 'ControlMaster=no', '-o', 'ProxyCommand=false'] as const;
+
+/**
+ * Before the options of every command: only errors on stderr (not a server's Banner, which
+ * would end up in messages), and nothing that could ask: BatchMode, and for a jump host's ssh
+ * (which OpenSSH starts without BatchMode) no askpass and no terminal (see `once`).
+ */
+const COMMAND_OPTIONS = ['-o', 'LogLevel=ERROR'] as const;
+
+/**
+ * Before the options of a command run again to learn why its proxy (a ProxyJump's ssh) ended
+ * before the host answered: with ControlPersist, ssh sends a proxy's stderr to /dev/null, and
+ * with it the jump host's own words (a login there that needs a person). No master here.
+ */
+const PROXY_SPEAKS = [
+  '-o',
+  'ControlPersist=no',
+  '-o',
+  'ControlMaster=no',
+  '-o',
+  'ControlPath=none',
+] as const;
+
+/**
+ * Why `host` cannot be given to ssh, when it names a port as `host:2222` (ssh takes that all
+ * as a host name; ssh2 reads the port); undefined when it names none that way.
+ */
+export function portInHost(host: string): string | undefined {
+  const port = /^((?:[^@]*@)?[^:@/[\]]+):(\d+)$/.exec(host);
+  if (!port) return undefined;
+  const name = (port[1] as string).replace(/^.*@/, '');
+  return `the host ${JSON.stringify(host)} names a port, which the system ssh (--transport openssh) does not read from a host name. Fix: give the port in your ssh config (Host ${name}, then Port ${port[2]}) and --host ${port[1]}, or use --transport ssh2, which reads it there.`;
+}
+
+/**
+ * The ssh processes of every openssh transport of this process. Each runs in a session of its
+ * own (no terminal), so a Ctrl-C on the terminal does not reach it: they end with this process.
+ */
+const running = new Set<ChildProcess>();
+let endWithProcess = false;
+function track(child: ChildProcess): void {
+  running.add(child);
+  child.once('close', () => running.delete(child));
+  if (endWithProcess) return;
+  endWithProcess = true;
+  process.once('exit', () => {
+    for (const each of running) each.kill('SIGTERM');
+  });
+}
+
+/** How one ssh process goes: as usual, through the master only, or to hear its proxy. */
+type Mode = 'usual' | 'master-only' | 'proxy-speaks';
+
+const MODE_OPTIONS: Record<Mode, readonly string[]> = {
+  usual: [],
+  'master-only': THROUGH_MASTER_ONLY,
+  'proxy-speaks': PROXY_SPEAKS,
+};
+
+/** What ssh said when its proxy ended before the host answered (THROUGH_MASTER_ONLY's `false`: no master was there to go through). */
+function noMasterThere(stderr: string): boolean {
+  return /kex_exchange_identification|Connection closed by UNKNOWN/i.test(stderr);
+}
+
 export interface OpensshTransportOptions {
   profile: Profile;
   /** The profile's openssh settings, checked (the registry's factory is handed them so). Default: read from the profile. */
@@ -83,6 +153,8 @@ export class OpensshTransport implements TransportV1 {
   private reached = false;
   private gate: Promise<void> | null = null;
   private refused: YonderError | null = null;
+  /** Commands that found no master to go through in a row: past two, commands may log in themselves again. */
+  private masterMissed = 0;
 
   constructor(options: OpensshTransportOptions) {
     this.profile = options.profile;
@@ -92,6 +164,9 @@ export class OpensshTransport implements TransportV1 {
         `Profile "${options.profile.name}" has no host to reach over SSH.`,
       );
     this.host = options.profile.host;
+    const port = portInHost(this.host);
+    if (port)
+      throw new YonderError('E_INVALID_PROFILE', `Profile "${options.profile.name}": ${port}`);
     this.settings = options.settings ?? opensshSettings(options.profile);
     // Never an `ssh` (or a ProxyCommand's tools) found in the working directory.
     const env = withFixedSearchPath(options.env ?? process.env);
@@ -143,10 +218,39 @@ export class OpensshTransport implements TransportV1 {
     try {
       for (let attempt = 0; ; attempt += 1) {
         const invocation = remoteInvocation(argv, options);
-        const outcome = await this.once(args, invocation, () => {
+        // Once a command has reached the host, its master is up: the others go through it only.
+        const masterOnly = this.reached && this.masterMissed < 2;
+        const started = (): void => {
           this.reached = true;
           open?.();
-        });
+        };
+        let outcome = await this.once(
+          args,
+          invocation,
+          masterOnly ? 'master-only' : 'usual',
+          started,
+        );
+        if (outcome.kind === 'proxy-ended') {
+          // Its proxy ended before the host answered, and ssh hid why: once more, to hear it.
+          const heard = await this.once(
+            args,
+            remoteInvocation(argv, options),
+            'proxy-speaks',
+            started,
+          );
+          outcome =
+            heard.kind === 'ok' ||
+            (heard.kind === 'failed' && heard.error.code === 'E_LOGIN_REQUIRED')
+              ? heard
+              : { kind: 'failed', error: outcome.error };
+        }
+        if (outcome.kind === 'no-master') {
+          // The master went (ControlPersist ran out, it was closed): this command opens it again.
+          this.masterMissed += 1;
+          this.reached = false;
+          continue;
+        }
+        if (masterOnly && outcome.kind === 'ok') this.masterMissed = 0;
         if (outcome.kind === 'refused' && attempt < 20) {
           // The server refused one more session (MaxSessions): use fewer at once, then retry.
           await this.sessions.refused(attempt);
@@ -177,19 +281,38 @@ export class OpensshTransport implements TransportV1 {
   private once(
     args: readonly string[],
     invocation: RemoteInvocation,
+    mode: Mode,
     onStarted: () => void,
   ): Promise<
-    { kind: 'ok'; result: RunResultV1 } | { kind: 'failed' | 'refused'; error: YonderError }
+    | { kind: 'ok'; result: RunResultV1 }
+    | { kind: 'failed' | 'refused' | 'no-master' | 'proxy-ended'; error: YonderError }
   > {
     const options = invocation.options;
     const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    const started = Date.now();
+    const started = performance.now();
     const child = spawn(
       this.ssh.program,
-      [...args, '-o', 'BatchMode=yes', '-T', '--', this.host, invocation.command],
-      { env: this.ssh.env, stdio: ['pipe', 'pipe', 'pipe'] },
+      [
+        ...MODE_OPTIONS[mode],
+        ...COMMAND_OPTIONS,
+        ...args,
+        '-o',
+        'BatchMode=yes',
+        '-T',
+        '--',
+        this.host,
+        invocation.command,
+      ],
+      {
+        // A jump host's ssh (ProxyJump) gets no BatchMode from ssh: with no terminal (its own
+        // session) and no askpass, a login there that needs a person fails at once instead of asking.
+        env: { ...this.ssh.env, SSH_ASKPASS_REQUIRE: 'never' },
+        stdio: ['pipe', 'pipe', 'pipe'],
+        detached: true,
+      },
     );
     this.children.add(child);
+    track(child);
     const answer = new RemoteAnswer(invocation);
     return new Promise((resolvePromise) => {
       let settled = false;
@@ -278,6 +401,16 @@ export class OpensshTransport implements TransportV1 {
                 `${this.target} refused a session: ${lastLines(said)}`,
               ),
             });
+          else if (mode === 'master-only' && (code === 255 || signal) && noMasterThere(said))
+            finish({
+              kind: 'no-master',
+              error: new YonderError('E_TRANSPORT', `No master connection to ${this.target}.`),
+            });
+          else if (mode === 'usual' && code === 255 && noMasterThere(said))
+            finish({
+              kind: 'proxy-ended',
+              error: loginError(this.profile.name, this.host, said, code),
+            });
           else if (code === 255 || signal)
             finish({ kind: 'failed', error: loginError(this.profile.name, this.host, said, code) });
           else
@@ -301,13 +434,18 @@ export class OpensshTransport implements TransportV1 {
           return;
         }
         const exitCode = status ?? code;
-        if (exitCode === 124 && Date.now() - started >= timeoutMs) {
+        if (exitCode === 124 && performance.now() - started >= timeoutMs) {
           finish({ kind: 'failed', error: timedOut() });
           return;
         }
         finish({
           kind: 'ok',
-          result: { exitCode, signal: null, ...answer.result(), durationMs: Date.now() - started },
+          result: {
+            exitCode,
+            signal: null,
+            ...answer.result(),
+            durationMs: Math.round(performance.now() - started),
+          },
         });
       };
       void feedInput(

@@ -24,4 +24,18 @@ describe('createSshBackend', () => {
     expect(createSshBackend({ submitGraceSeconds: 7 }).capabilities.submitGraceSeconds).toBe(7);
     expect(createSshBackend().optionsSchema).toBe(SshOptionsSchema);
   });
+
+  it('refuses a port in the host of an openssh profile when it is saved (ssh2 reads it)', () => {
+    const backend = createSshBackend();
+    const profile = { name: 'box', backend: 'ssh', host: 'me@box:2222' };
+    expect(backend.validateProfile({ ...profile, transport: 'openssh' })).toEqual([
+      {
+        path: 'host',
+        message: expect.stringContaining(
+          'names a port, which the system ssh (--transport openssh) does not read',
+        ),
+      },
+    ]);
+    expect(backend.validateProfile({ ...profile, transport: 'ssh2' })).toEqual([]);
+  });
 });

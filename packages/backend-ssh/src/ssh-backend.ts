@@ -1,5 +1,6 @@
 /** The ssh backend: core's workstation backend on `profile.host`, reached through an ssh transport. */
 import { type BackendV1, createWorkstationBackend, Type } from '@yonder/core';
+import { portInHost } from './openssh-transport.js';
 
 export const SSH_BACKEND_ID = 'ssh';
 /** Longer than a submit may run on the host: after this, a job that left no trace never started. */
@@ -32,11 +33,21 @@ export interface SshBackendOptions {
  * start time + boot id; cancel signals the process group after re-checking it on the host.
  */
 export function createSshBackend(options: SshBackendOptions = {}): BackendV1 {
-  return createWorkstationBackend({
+  const backend = createWorkstationBackend({
     id: SSH_BACKEND_ID,
     host: 'required',
     transport: 'ssh',
     submitGraceSeconds: options.submitGraceSeconds ?? SSH_SUBMIT_GRACE_SECONDS,
     optionsSchema: SshOptionsSchema,
   });
+  return {
+    ...backend,
+    // Refused when the profile is saved, not at its first command.
+    validateProfile(profile) {
+      const issues = backend.validateProfile(profile);
+      const port =
+        profile.transport === 'openssh' && profile.host ? portInHost(profile.host) : undefined;
+      return port ? [...issues, { path: 'host', message: port }] : issues;
+    },
+  };
 }

@@ -56,7 +56,7 @@ export async function execOnce(
   target: string,
 ): Promise<RunResultV1> {
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  const started = Date.now();
+  const started = performance.now();
   const channel = await new Promise<ClientChannel>((resolvePromise, rejectPromise) => {
     // A connection killed while the channel was being opened may never answer the request:
     // bounded like the command, so the caller reconnects or fails instead of waiting forever.
@@ -141,7 +141,7 @@ export async function execOnce(
           return;
         }
         const status = answer.status ?? code ?? null;
-        if (status === 124 && Date.now() - started >= timeoutMs) {
+        if (status === 124 && performance.now() - started >= timeoutMs) {
           rejectPromise(
             new YonderError(
               'E_TIMEOUT',
@@ -163,7 +163,7 @@ export async function execOnce(
           exitCode: status,
           signal: signal ?? null,
           ...answer.result(),
-          durationMs: Date.now() - started,
+          durationMs: Math.round(performance.now() - started),
         });
       });
     };

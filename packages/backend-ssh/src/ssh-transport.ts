@@ -175,7 +175,8 @@ export class SshTransport implements TransportV1 {
     } catch (error) {
       this.failures += 1;
       this.nextAttemptAt =
-        Date.now() + Math.min(30_000, 250 * 2 ** (this.failures - 1)) * (0.8 + Math.random() * 0.4);
+        performance.now() +
+        Math.min(30_000, 250 * 2 ** (this.failures - 1)) * (0.8 + Math.random() * 0.4);
       throw error;
     }
   }
@@ -187,7 +188,7 @@ export class SshTransport implements TransportV1 {
   private async ensure(budgetMs: number): Promise<Connection> {
     if (this.closedByUser) throw new YonderError('E_TRANSPORT', 'The SSH transport was closed.');
     if (this.connection && !this.connection.closed) return this.connection;
-    const wait = this.nextAttemptAt - Date.now();
+    const wait = this.nextAttemptAt - performance.now();
     if (wait > 0 && !this.connecting) {
       if (wait > budgetMs) {
         throw new YonderError(

@@ -1,8 +1,19 @@
 /** yonder against a real sshd that asks for a second factor (publickey, then a TOTP code through PAM): one login by `yonder connect`, every other command over its master with no new login. */
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { requireCliBuild, runCli, sshHostsEnv, until, untilJobGone } from '@yonder/test-helpers';
+import {
+  CLI_BIN,
+  type CliResult,
+  cliEnv,
+  collectProcess,
+  requireCliBuild,
+  runCli,
+  sshHostsEnv,
+  until,
+  untilJobGone,
+} from '@yonder/test-helpers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 let state: string;
@@ -29,8 +40,39 @@ beforeAll(() => {
   runtime = mkdtempSync(join(tmpdir(), 'yr-'));
 });
 
+/**
+ * `yonder ARGS` on a terminal (script(1) gives it one; nothing is typed): ended by the test
+ * only if it still runs after 90 s, which `signal` then says.
+ */
+async function onTerminal(args: string[]): Promise<CliResult> {
+  const quoted = [process.execPath, CLI_BIN, ...args].map(
+    (arg) => `'${arg.replaceAll("'", "'\\''")}'`,
+  );
+  const child = spawn('script', ['-qec', quoted.join(' '), '/dev/null'], {
+    cwd: state,
+    env: cliEnv(state, { XDG_RUNTIME_DIR: runtime }),
+    stdio: ['pipe', 'pipe', 'pipe'],
+    detached: true,
+  });
+  const timer = setTimeout(() => process.kill(-(child.pid as number), 'SIGKILL'), 90_000);
+  try {
+    return await collectProcess(child);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** An ssh config of the test's own: `text` after an Include of the test hosts' login config. */
+function sshConfig(name: string, text: string): string {
+  const file = join(runtime, `${name}.config`);
+  writeFileSync(file, `Include ${hosts.YONDER_SSH_CONFIG_LOGIN}\n\n${text}`, { mode: 0o600 });
+  return file;
+}
+
 afterAll(async () => {
   await yonder(['disconnect', 'tfa']);
+  await yonder(['disconnect', 'jump2fa']);
+  await yonder(['disconnect', 'own']);
   rmSync(state, { recursive: true, force: true });
   rmSync(runtime, { recursive: true, force: true });
 });
@@ -111,5 +153,135 @@ describe('a host that asks for a second factor, through the openssh transport', 
     expect(again.stderr).toContain('Run "yonder connect tfa" first');
     expect((await yonder(['disconnect', 'tfa'])).stdout).toBe('Not connected to twofa (tfa).\n');
     expect(logins()).toBe(before + 1);
+  }, 240_000);
+});
+
+describe('a jump host that asks for a second factor, with no master yet (issue 24 item 19)', () => {
+  it('fails at once off a terminal and on one, asking for yonder connect; works after it', async () => {
+    const config = sshConfig(
+      'via-twofa',
+      [
+        'Host via-twofa',
+        '  HostName 127.0.0.1',
+        `  Port ${hosts.YONDER_SSH_PORT_TARGET}`,
+        '  User yonder-test',
+        '  IdentitiesOnly yes',
+        `  IdentityFile ${hosts.YONDER_SSH_KEY}`,
+        `  UserKnownHostsFile ${hosts.YONDER_SSH_KNOWN_HOSTS}`,
+        '  GlobalKnownHostsFile /dev/null',
+        '  StrictHostKeyChecking yes',
+        '  ProxyJump twofa',
+        '',
+      ].join('\n'),
+    );
+    const add = await yonder([
+      'profile',
+      'add',
+      'jump2fa',
+      '--backend',
+      'ssh',
+      '--host',
+      'via-twofa',
+      '--ssh-config',
+      config,
+      '--transport',
+      'openssh',
+    ]);
+    expect(add.code, add.stderr).toBe(0);
+    const before = logins();
+    // OpenSSH starts the jump host's ssh without BatchMode: it must still never ask.
+    const refused = await yonder(['submit', '--profile', 'jump2fa', '--json', '--', 'true']);
+    expect(refused.code).toBe(1);
+    expect(JSON.parse(refused.stdout).error.code).toBe('E_LOGIN_REQUIRED');
+    expect(JSON.parse(refused.stdout).error.message).toContain(
+      'Run "yonder connect jump2fa" first',
+    );
+    const terminal = await onTerminal(['profile', 'check', 'jump2fa']);
+    expect(terminal.signal, terminal.stdout).toBeNull();
+    expect(terminal.code, terminal.stdout).toBe(1);
+    expect(terminal.stdout).toContain('Run "yonder connect jump2fa" first');
+    expect(terminal.stdout).not.toContain('Verification code');
+    expect(logins()).toBe(before);
+
+    const connect = await yonder(['connect', 'jump2fa'], {
+      SSH_ASKPASS: hosts.YONDER_SSH_ASKPASS_TOTP as string,
+      SSH_ASKPASS_REQUIRE: 'force',
+    });
+    expect(connect.code, connect.stderr).toBe(0);
+    await until(() => logins() === before + 1, 10_000, 'the jump host’s login in its sshd log');
+    const id = (
+      await yonder(['submit', '--profile', 'jump2fa', '--', 'sh', '-c', 'id -un'])
+    ).stdout.trim();
+    expect((await yonder(['wait', id, '--timeout', '60'])).code).toBe(0);
+    expect((await yonder(['logs', id])).stdout).toBe('yonder-test\n');
+    expect(logins()).toBe(before + 1);
+    expect((await yonder(['disconnect', 'jump2fa'])).code).toBe(0);
+  }, 240_000);
+});
+
+describe('the user’s own ControlMaster yes and ControlPath (issue 24 item 20)', () => {
+  it('connect logs in once; commands, check and disconnect use that master and never log in or ask', async () => {
+    const sockets = mkdtempSync('/tmp/ycm-');
+    const config = sshConfig(
+      'own-master',
+      [
+        'Host own-master',
+        '  HostName 127.0.0.1',
+        `  Port ${hosts.YONDER_SSH_PORT_TWOFA}`,
+        `  User ${hosts.YONDER_SSH_TWOFA_USER}`,
+        '  IdentitiesOnly yes',
+        `  IdentityFile ${hosts.YONDER_SSH_KEY}`,
+        `  UserKnownHostsFile ${hosts.YONDER_SSH_KNOWN_HOSTS_LOGIN}`,
+        '  GlobalKnownHostsFile /dev/null',
+        '  StrictHostKeyChecking yes',
+        '  ControlMaster yes',
+        `  ControlPath ${sockets}/cm-%C`,
+        '',
+      ].join('\n'),
+    );
+    const add = await yonder([
+      'profile',
+      'add',
+      'own',
+      '--backend',
+      'ssh',
+      '--host',
+      'own-master',
+      '--ssh-config',
+      config,
+      '--transport',
+      'openssh',
+    ]);
+    expect(add.code, add.stderr).toBe(0);
+    const askpass = {
+      SSH_ASKPASS: hosts.YONDER_SSH_ASKPASS_TOTP as string,
+      SSH_ASKPASS_REQUIRE: 'force',
+    };
+    const before = logins();
+    // The check for a master must not log in itself (through the askpass it is given).
+    const connect = await yonder(['connect', 'own'], askpass);
+    expect(connect.code, connect.stderr).toBe(0);
+    expect(connect.stdout).toBe('Connected to own-master (own).\n');
+    await until(() => logins() === before + 1, 10_000, 'the login of yonder connect');
+    expect((await yonder(['connect', 'own'], askpass)).stdout).toBe(
+      'Already connected to own-master (own).\n',
+    );
+    const id = (
+      await yonder(['submit', '--profile', 'own', '--', 'sh', '-c', 'exit 4'])
+    ).stdout.trim();
+    expect((await yonder(['wait', id, '--timeout', '60'])).code).toBe(4);
+    const check = await onTerminal(['profile', 'check', 'own']);
+    expect(check.signal, check.stdout).toBeNull();
+    expect(check.code, check.stdout).toBe(0);
+    expect(check.stdout).toContain('master = running');
+    expect(logins()).toBe(before + 1);
+    const disconnect = await onTerminal(['disconnect', 'own']);
+    expect(disconnect.signal, disconnect.stdout).toBeNull();
+    expect(disconnect.stdout).toContain('Disconnected from own-master (own).');
+    const again = await onTerminal(['disconnect', 'own']);
+    expect(again.signal, again.stdout).toBeNull();
+    expect(again.stdout).toContain('Not connected to own-master (own).');
+    expect(logins()).toBe(before + 1);
+    rmSync(sockets, { recursive: true, force: true });
   }, 240_000);
 });
