@@ -39,6 +39,13 @@ export {
   readProcessIdentity,
 } from '../process/process-identity.js';
 export { signalName } from '../process/signal-names.js';
+export {
+  BIN_DIR_FUNCTIONS,
+  binDirProblems,
+  CHECK_BIN_DIR_SCRIPT,
+  UNTRUSTED_BIN_EXIT,
+} from '../remote/bin-dir.js';
+export { TRUSTED_DIRECTORY_FUNCTIONS } from '../remote/job-directory-functions.js';
 export { JOB_WRAPPER_SCRIPT } from '../remote/job-wrapper-script.js';
 export { outputBytes, READ_LOG_SCRIPT, readRemoteLog } from '../remote/read-remote-log.js';
 export {
