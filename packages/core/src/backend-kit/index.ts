@@ -63,6 +63,12 @@ export {
   removeJobDirectories,
 } from '../remote/remove-job-directories.js';
 export { sliceLog, tailLinesStart } from '../remote/slice-log.js';
+export {
+  CHECK_PROGRAMS_SCRIPT,
+  programProblems,
+  RUN_TRUSTED_PROGRAM,
+  TRUSTED_PROGRAM_FUNCTIONS,
+} from '../remote/trusted-program.js';
 export { renderEnvFile } from '../shell/render-env-file.js';
 export { shJoin, shQuote } from '../shell/sh-quote.js';
 export type { CleanupOutcomeV1 } from '../spec/backend/v1/backend-v1.js';

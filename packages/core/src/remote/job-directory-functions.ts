@@ -24,8 +24,8 @@
  * - `trusted_dir PATH ROLE`: `trusted_path PATH ROLE directory user`.
  * - `trusted_program NAME ROLE`: finds NAME as exec would (as given when it holds a `/`, else the
  *   first executable regular file of that name in PATH's entries) and judges it with
- *   `trusted_path … file user-or-root`; sets `tp_path` to what was found. Fails, saying so,
- *   when there is none or it is not to be trusted.
+ *   `trusted_path … file user-or-root`; sets `tp_path` to what was found. Fails, saying so:
+ *   127 when there is none, 1 when it is not to be trusted.
  * - `make_trusted_dir PATH ROLE`: `trusted_dir`, then makes what is missing of PATH (mode 0700),
  *   one directory at a time, each checked before the next is made in it, so a directory another
  *   user slips in meanwhile is found. Returns 23 when PATH is not to be trusted, 19 when it
@@ -165,10 +165,10 @@ trusted_program() {
         if [ -f "\${tp_dir:-.}/$1" ] && [ -x "\${tp_dir:-.}/$1" ]; then tp_path=\${tp_dir:-.}/$1; break; fi
       done ;;
   esac
-  if [ -z "$tp_path" ]; then printf 'yonder: the %s %s is not an executable file on PATH\\n' "$2" "$1" >&2; return 1; fi
+  if [ -z "$tp_path" ]; then printf 'yonder: the %s %s is not an executable file on PATH\\n' "$2" "$1" >&2; return 127; fi
   case $tp_path in /*) ;; *) tp_path=$(pwd -P)/$tp_path ;; esac
   trusted_path "$tp_path" "$2" file user-or-root || return 1
-  if [ "$td_exists" != 1 ]; then printf 'yonder: the %s %s does not exist\\n' "$2" "$tp_path" >&2; return 1; fi
+  if [ "$td_exists" != 1 ]; then printf 'yonder: the %s %s does not exist\\n' "$2" "$tp_path" >&2; return 127; fi
   [ -x "$tp_path" ] || { printf 'yonder: the %s %s is not executable\\n' "$2" "$tp_path" >&2; return 1; }
 }
 make_trusted_dir() {

@@ -414,7 +414,7 @@ trusted_program "$1" 'scheduler command' && printf '%s' "$tp_path"`;
       `Refusing the scheduler command ${join(team, 'qstat')}: ${team} (owner`,
     );
     expect(run(dir, 'sbatch', `${own}:${team}`).stderr).toContain(`${team} (owner`);
-    expect(run(dir, 'nothing-such', own)).toMatchObject({ status: 1 });
+    expect(run(dir, 'nothing-such', own)).toMatchObject({ status: 127 });
     expect(run(dir, 'nothing-such', own).stderr).toContain('not an executable file on PATH');
   });
 });
