@@ -192,3 +192,32 @@ describe('a command profile whose programs are in a directory the team can write
     expect(victimMarks(marks)).toEqual([]);
   });
 });
+
+describe('an editor in a directory the team can write', () => {
+  it('profile edit refuses it, naming the fix; the replaced editor never runs as the victim', async () => {
+    const { bin, open } = teamBin({ ed: 'exit 0' });
+    const marks = rootOwned('marks', 0o1777);
+    const state = ownedDir(victim, 'team-editor');
+    const yonder = (args: readonly string[], editor: string) =>
+      runAs(victim, cli.bin, args, {
+        env: {
+          YONDER_STATE_DIR: join(state, 'state'),
+          XDG_CONFIG_HOME: join(state, 'config'),
+          EDITOR: editor,
+        },
+      });
+    const editor = join(bin, 'ed');
+    expect((await yonder(['profile', 'add', 'mine', '--backend', 'local'], editor)).code).toBe(0);
+    expect((await yonder(['profile', 'edit', 'mine'], editor)).code).toBe(0);
+
+    open();
+    replace(bin, 'ed', marks, 'exit 0');
+    const edited = await yonder(['profile', 'edit', 'mine'], editor);
+    expect(edited.code).not.toBe(0);
+    expect(edited.stderr).toContain(
+      `Refusing the editor ${editor}: ${bin} (owner root (uid 0), mode 02775) is writable by its group`,
+    );
+    expect(edited.stderr).toContain(`Fix: chmod go-w ${bin}`);
+    expect(victimMarks(marks)).toEqual([]);
+  });
+});

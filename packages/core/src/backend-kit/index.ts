@@ -128,6 +128,7 @@ export {
   fixedSearchPath,
   withFixedSearchPath,
 } from '../trust/search-path.js';
+export { trustedProgram } from '../trust/trusted-program.js';
 export { describeMode, describeUser } from '../trust/user-name.js';
 export { JobRecordSchema, validateJobRecord } from '../validation/job-record-schema.js';
 export { type ParseOptionsInput, parseOptions } from '../validation/parse-options.js';
