@@ -13,9 +13,12 @@ import {
   YonderError,
 } from '@yonder/core';
 import {
+  CHECK_PROGRAMS_SCRIPT,
   cachedProbe,
   checkTemplate,
   outputBytes,
+  programProblems,
+  RUN_TRUSTED_PROGRAM,
   readRemoteLog,
   removeJobDirectories,
   sliceLog,
@@ -58,13 +61,16 @@ export function createCommandBackend(): BackendV1<CommandOptions> {
       3_600_000,
       fresh,
       async (): Promise<ProbeReportV1> => {
-        const programs = Object.values(parsedTemplates(context.options)).map((template) => {
-          const first = template.words[0]?.[0];
-          return first && 'literal' in first ? first.literal : '';
-        });
+        const programs = Object.entries(parsedTemplates(context.options)).map(
+          ([field, template]) => {
+            const first = template.words[0]?.[0];
+            return [`options.${field}`, first && 'literal' in first ? first.literal : ''] as const;
+          },
+        );
+        // Each program judged by the trust rule where it is found, as every run judges it.
         const result = await context.transport.runScript(
-          'printf "%s\\n" "$HOME"; for p in "$@"; do if command -v "$p" >/dev/null 2>&1; then echo "ok $p"; else echo "missing $p"; fi; done',
-          programs,
+          `printf '%s\\n' "$HOME"\n${CHECK_PROGRAMS_SCRIPT}`,
+          programs.flat(),
           { timeoutMs: 60_000 },
         );
         if (result.exitCode !== 0)
@@ -74,17 +80,16 @@ export function createCommandBackend(): BackendV1<CommandOptions> {
             problems: [`the target did not answer: ${commandFailure(result)}`],
           };
         const [home = '', ...rest] = result.stdout.split('\n');
-        const missing = rest
-          .filter((line) => line.startsWith('missing '))
-          .map((line) => line.slice(8));
-        const problems = missing.map(
-          (program) => `the program "${program}" is not found on the target`,
-        );
+        const problems = programProblems(rest.join('\n'));
         if (!home.startsWith('/') && !profile.workdir)
           problems.push('the remote $HOME is not an absolute path: set a workdir in the profile');
         return {
           ok: problems.length === 0,
-          facts: { transport: context.transport.target, home, programs: programs.filter(Boolean) },
+          facts: {
+            transport: context.transport.target,
+            home,
+            programs: programs.map(([, program]) => program).filter(Boolean),
+          },
           problems,
         };
       },
@@ -201,6 +206,7 @@ export function createCommandBackend(): BackendV1<CommandOptions> {
             chunk,
             await runCommand(
               context,
+              'options.cancel',
               renderCommand(
                 templates.cancel,
                 jobValues(chunk[0] as BackendJobV1),
@@ -216,6 +222,7 @@ export function createCommandBackend(): BackendV1<CommandOptions> {
             [job],
             await runCommand(
               context,
+              'options.cancel',
               renderCommand(templates.cancel, jobValues(job), [], 'options.cancel'),
             ),
           );
@@ -227,8 +234,9 @@ export function createCommandBackend(): BackendV1<CommandOptions> {
       const template = parsedTemplates(context.options).logs;
       if (!template)
         return readRemoteLog(context.transport, String(job.data.log ?? ''), readOptions);
-      const result = await context.transport.run(
-        renderCommand(template, jobValues(job), [], 'options.logs'),
+      const result = await context.transport.runScript(
+        RUN_TRUSTED_PROGRAM,
+        ['options.logs', ...renderCommand(template, jobValues(job), [], 'options.logs')],
         {
           timeoutMs: (context.options.timeoutSeconds ?? 120) * 1000,
           encoding: 'buffer',

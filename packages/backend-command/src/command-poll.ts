@@ -154,9 +154,11 @@ async function listJobs(
   const out = new Map<string, Listing | Failure>();
   const template = parsedTemplates(context.options).status;
   const call = (job: BackendJobV1, ids: readonly string[]) =>
-    runCommand(context, renderCommand(template, jobValues(job), ids, 'options.status')).catch(
-      (error: unknown): Failure => ({ error: toYonderError(error, 'E_TRANSPORT').toJSON() }),
-    );
+    runCommand(
+      context,
+      'options.status',
+      renderCommand(template, jobValues(job), ids, 'options.status'),
+    ).catch((error: unknown): Failure => ({ error: toYonderError(error, 'E_TRANSPORT').toJSON() }));
   if (template.placeholders.has('external_ids')) {
     for (let index = 0; index < jobs.length; index += BATCH) {
       const chunk = jobs.slice(index, index + BATCH);

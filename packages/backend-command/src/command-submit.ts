@@ -15,6 +15,7 @@ import {
   parseExternalId,
   shJoin,
   shQuote,
+  TRUSTED_PROGRAM_FUNCTIONS,
   withoutField,
 } from '@yonder/core/backend-kit';
 import type { CommandOptions } from './command-options.js';
@@ -33,7 +34,9 @@ const CWD_PROBLEMS: ReadonlyMap<string, string> = new Map([
  * run the submit command, all in one remote command. Arguments: $1 work directory (empty:
  * $HOME/.yonder/command), $2 job id, $3 payload lengths, $4 job script text, $5 the working
  * directory asked for (empty: none), then the rendered submit command. A working directory that
- * cannot be used prints `CWD <problem>` (CWD_PROBLEMS) and exits 20; nothing was made or run.
+ * cannot be used prints `CWD <problem>` (CWD_PROBLEMS) and exits 20; a submit program another
+ * user could change (the trust rule, `trusted_program`) is refused on stderr, exit 23; one that
+ * is not there, 127: nothing was made or run.
  */
 const SUBMIT_SCRIPT = `set -u
 w=$1; id=$2; lengths=$3; script=$4; cwd=$5; shift 5
@@ -42,13 +45,17 @@ if [ -n "$cwd" ]; then
   [ -d "$cwd" ] || { echo 'CWD not-directory'; exit 20; }
   (cd -- "$cwd") 2>/dev/null || { echo 'CWD no-entry'; exit 20; }
 fi
+${TRUSTED_PROGRAM_FUNCTIONS}
+trusted_program "$1" 'program of options.submit'
+case $? in 0) ;; 127) exit 127 ;; *) exit 23 ;; esac
+program=$tp_path; shift
 fallback="$HOME/.yonder/command"
 ${PREPARE_JOB_DIRECTORY}
 printf '%s' "$script" > "$d/job.sh"
 chmod 700 "$d/job.sh"
 : > "$d/job.log"
 printf 'DIR %s\\n' "$d"
-"$@"
+"$program" "$@"
 rc=$?
 if [ "$rc" -ne 0 ]; then rm -rf -- "$d"; fi
 exit "$rc"

@@ -6,7 +6,7 @@ import {
   type RunResultV1,
   YonderError,
 } from '@yonder/core';
-import { type ParsedTemplate, parseTemplate } from '@yonder/core/backend-kit';
+import { type ParsedTemplate, parseTemplate, RUN_TRUSTED_PROGRAM } from '@yonder/core/backend-kit';
 import { type CommandOptions, PLACEHOLDERS } from './command-options.js';
 
 /** At most this many jobs in one status or cancel call with `{external_ids}`. */
@@ -83,12 +83,17 @@ export function jobValues(job: BackendJobV1): Record<string, string> {
   };
 }
 
-/** Run a rendered command through the transport, within the profile's time limit. */
+/**
+ * Run a rendered command through the transport, within the profile's time limit, its program
+ * judged by the trust rule on the target first (RUN_TRUSTED_PROGRAM: refused, exit 23, naming
+ * `field`, when another user could change it).
+ */
 export function runCommand(
   context: BackendContextV1<CommandOptions>,
+  field: string,
   argv: readonly string[],
 ): Promise<RunResultV1> {
-  return context.transport.run(argv, {
+  return context.transport.runScript(RUN_TRUSTED_PROGRAM, [field, ...argv], {
     timeoutMs: (context.options.timeoutSeconds ?? 120) * 1000,
   });
 }

@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLocalTransport } from '@yonder/core';
@@ -55,5 +55,48 @@ describe('the environment every Slurm command runs in', () => {
       'printf %s "$PATH"',
     ]);
     expect(path.stdout).toBe(process.env.PATH);
+  });
+});
+
+describe('a binDir judged by the trust rule before each command', () => {
+  /** Tools the prelude and the check use, planted in binDir: each leaves a mark if run. */
+  const HELPERS = ['stat', 'id', 'awk', 'getent', 'ls', 'readlink', 'tr', 'sed', 'mktemp'];
+
+  function binDir(): { bin: string; marks: string } {
+    const bin = mkdtempSync(join(tmpdir(), 'yonder slurm bin $(x) '));
+    const marks = mkdtempSync(join(tmpdir(), 'yonder-marks-'));
+    writeFileSync(join(bin, 'sacct'), '#!/bin/sh\nprintf "%s|%s" "$0" "$*"\n', { mode: 0o755 });
+    for (const helper of HELPERS) {
+      writeFileSync(join(bin, helper), `#!/bin/sh\n: > '${marks}/${helper}'\nexit 1\n`, {
+        mode: 0o755,
+      });
+    }
+    return { bin, marks };
+  }
+
+  it('runs a command of a trusted binDir, looking none of its own tools up there', async () => {
+    const { bin, marks } = binDir();
+    const ran = await createLocalTransport().runScript(RUN_SLURM_COMMAND, [bin, 'sacct', 'x']);
+    expect(ran).toMatchObject({ exitCode: 0, stdout: `${bin}/sacct|x` });
+    expect(readdirSync(marks)).toEqual([]);
+  });
+
+  it('refuses, running nothing, a binDir or a command in it that another user could change', async () => {
+    const { bin, marks } = binDir();
+    const transport = createLocalTransport();
+    chmodSync(bin, 0o777);
+    const open = await transport.runScript(RUN_SLURM_COMMAND, [bin, 'sacct', 'x']);
+    expect(open).toMatchObject({ exitCode: 23, stdout: '' });
+    expect(open.stderr).toContain(
+      `Refusing the Slurm command of options.binDir ${bin}/sacct: ${bin} (owner `,
+    );
+    expect(open.stderr).toContain(`is writable by others`);
+    expect(open.stderr).toContain(`Fix: chmod go-w ${bin}`);
+    chmodSync(bin, 0o700);
+    chmodSync(join(bin, 'sacct'), 0o757);
+    const command = await transport.runScript(RUN_SLURM_COMMAND, [bin, 'sacct', 'x']);
+    expect(command).toMatchObject({ exitCode: 23, stdout: '' });
+    expect(command.stderr).toContain(`${bin}/sacct (owner `);
+    expect(readdirSync(marks)).toEqual([]);
   });
 });

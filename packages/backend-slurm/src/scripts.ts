@@ -1,5 +1,6 @@
 /** The fixed shell scripts the backend runs on the target: the clean prelude of every Slurm command, the batch script, the batched submit, and the poll's look at accounting and the job directories. */
 import {
+  BIN_DIR_FUNCTIONS,
   CONTAINER_CHECK_FUNCTIONS,
   CONTAINER_LAUNCH_SCRIPT,
   JOB_WRAPPER_SCRIPT,
@@ -10,9 +11,15 @@ import {
  * Every Slurm command runs after this prelude: variables that silently change what sbatch,
  * squeue, sacct and scancel do (SQUEUE_*, SACCT_*, SBATCH_*, SCANCEL_*, inherited SLURM_* of
  * an enclosing allocation) are removed, and time and locale are fixed. `$1` is the directory
- * holding the Slurm commands, or empty to use PATH; `slurm CMD ARGS…` runs `$1/CMD` by its
- * absolute path when it is set (never a same-named command found elsewhere on PATH).
+ * holding the Slurm commands (a profile's `binDir`), or empty to use PATH; `slurm CMD ARGS…`
+ * runs `$1/CMD` by its absolute path when it is set (never a same-named command found elsewhere
+ * on PATH), each time after judging it by the trust rule (`bin_command`: a `binDir` another
+ * user can change is refused, exit 23, nothing run), with `$1` first on PATH for that command
+ * alone: the script's own tools are never looked up in it.
  */
+/** What a `binDir` is called in the trust rule's refusals. */
+const BIN_ROLE = 'Slurm command of options.binDir';
+
 const PRELUDE = [
   // Shell builtins only (no sed): this runs before every Slurm command.
   // biome-ignore lint/suspicious/noTemplateCurlyInString: ${l%%=*} is the shell's, not a template
@@ -20,31 +27,21 @@ const PRELUDE = [
   '  case $v in SLURM_CONF|SLURM_JWT) ;; *) unset "$v" 2>/dev/null || true ;; esac',
   'done',
   'export TZ=UTC LC_ALL=C SLURM_TIME_FORMAT=standard',
+  BIN_DIR_FUNCTIONS,
   'bin=$1; shift',
-  'if [ -n "$bin" ]; then PATH=$bin:$PATH; export PATH; fi',
-  'slurm() { if [ -n "$bin" ]; then _c=$1; shift; "$bin/$_c" "$@"; else "$@"; fi; }',
+  `slurm() { if [ -n "$bin" ]; then bin_command "$bin" '${BIN_ROLE}' "$@"; else "$@"; fi; }`,
 ].join('\n');
 
 /** Run one Slurm command: `$1` bin directory (or empty), then the command and its arguments. */
 export const RUN_SLURM_COMMAND = `${PRELUDE}
-if [ -n "$bin" ]; then _c=$1; shift; exec "$bin/$_c" "$@"; fi
+if [ -n "$bin" ]; then
+  bin_command_path "$bin" '${BIN_ROLE}' "$1" || exit $?
+  shift; PATH=$bin\${PATH:+:$PATH} exec "$bin_path" "$@"
+fi
 exec "$@"`;
 
 /** The commands a profile's `binDir` must hold. */
 export const SLURM_COMMANDS = ['sbatch', 'squeue', 'sacct', 'scancel', 'scontrol'] as const;
-
-/**
- * Check a bin directory: `$1` the directory, then command names. Prints `NODIR` when it is
- * not a directory, else `MISSING <name>` or `NOTEXEC <name>` for each command that is not an
- * executable file there.
- */
-export const CHECK_BIN_DIR_SCRIPT = `b=$1; shift
-if [ ! -d "$b" ]; then echo NODIR; exit 0; fi
-for c in "$@"; do
-  if [ ! -e "$b/$c" ]; then echo "MISSING $c"
-  elif [ ! -f "$b/$c" ] || [ ! -x "$b/$c" ]; then echo "NOTEXEC $c"; fi
-done
-`;
 
 /**
  * The batch script sbatch runs: `$1` the job directory, `$2` the working directory asked for

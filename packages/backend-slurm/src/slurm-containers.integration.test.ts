@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { YonderError } from '@yonder/core';
 import { until } from '@yonder/test-helpers';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { requireCluster } from './test-support/cluster.js';
 import { releaseHeldJobs, shimmedSlurm } from './test-support/shimmed-slurm.js';
 
@@ -99,11 +99,13 @@ describe('podman inside the Slurm batch script', () => {
 
 describe('apptainer inside the Slurm batch script (apptainer is not in Debian 12: a shim)', () => {
   it('runs exactly the recorded argv, with the variables as APPTAINERENV_ and the marker only inside', async () => {
-    const { manager, shims, profile } = await shimmedSlurm();
+    const { manager, profile } = await shimmedSlurm();
     const record = mkdtempSync(join(tmpdir(), 'yonder-apptainer-record-'));
-    // The job's PATH on the node holds the binDir (sbatch exports the submit's environment).
+    // The shim on the submit's PATH, which the job's on the node holds too (sbatch exports the
+    // submit's environment). Not in binDir: only the Slurm commands are looked up there.
+    const runtimes = mkdtempSync(join(tmpdir(), 'yonder-apptainer-bin-'));
     writeFileSync(
-      join(shims.binDir, 'apptainer'),
+      join(runtimes, 'apptainer'),
       `#!/bin/sh
 printf '%s\\0' "$@" > '${record}/argv'
 env | grep -E '^(APPTAINERENV_|YONDER_)' | sort > '${record}/env'
@@ -115,7 +117,12 @@ shift
 exec "$@"
 `,
     );
-    chmodSync(join(shims.binDir, 'apptainer'), 0o755);
+    chmodSync(join(runtimes, 'apptainer'), 0o755);
+    const path = process.env.PATH;
+    process.env.PATH = `${runtimes}:${path}`;
+    onTestFinished(() => {
+      process.env.PATH = path;
+    });
     const image = join(mkdtempSync(join(tmpdir(), 'yonder-sif-')), 'pipeline.sif');
     writeFileSync(image, 'not really an image');
     const data = mkdtempSync(join(tmpdir(), 'yonder-apptainer-data-'));

@@ -6,9 +6,9 @@ import {
   type ProbeReportV1,
   type Profile,
 } from '@yonder/core';
-import { cachedProbe } from '@yonder/core/backend-kit';
+import { binDirProblems, CHECK_BIN_DIR_SCRIPT, cachedProbe } from '@yonder/core/backend-kit';
 import { parseMinJobAge, parseSlurmVersion } from './parse.js';
-import { CHECK_BIN_DIR_SCRIPT, SLURM_COMMANDS } from './scripts.js';
+import { SLURM_COMMANDS } from './scripts.js';
 import { answered, commandFailure, QUERY_TIMEOUT_MS, slurmCommand } from './slurm-command.js';
 import type { SlurmOptions } from './slurm-options.js';
 
@@ -45,8 +45,7 @@ async function runProbe(
   context: BackendContextV1,
 ): Promise<ProbeReportV1> {
   const facts: JsonObject = { transport: context.transport.target };
-  const problems =
-    options.binDir === undefined ? [] : await binDirProblems(options.binDir, context);
+  const problems = options.binDir === undefined ? [] : await binDirIssues(options.binDir, context);
   // Without the commands there is nothing more to ask (and nothing else is run in their place).
   if (problems.length > 0) return { ok: false, facts, problems };
   const slurm = (argv: readonly string[]) =>
@@ -108,22 +107,20 @@ async function runProbe(
   return { ok: problems.length === 0, facts, problems };
 }
 
-/** What is wrong with a profile's `binDir` on the target: each Slurm command must be an executable file there. */
-async function binDirProblems(binDir: string, context: BackendContextV1): Promise<string[]> {
+/**
+ * What is wrong with a profile's `binDir` on the target: it and each Slurm command in it must be
+ * an executable file that only the user or root can change (the trust rule, as every Slurm
+ * command applies it before it runs).
+ */
+async function binDirIssues(binDir: string, context: BackendContextV1): Promise<string[]> {
   const result = await context.transport
-    .runScript(CHECK_BIN_DIR_SCRIPT, [binDir, ...SLURM_COMMANDS], { timeoutMs: QUERY_TIMEOUT_MS })
+    .runScript(CHECK_BIN_DIR_SCRIPT, [binDir, 'Slurm bin directory', ...SLURM_COMMANDS], {
+      timeoutMs: QUERY_TIMEOUT_MS,
+    })
     .catch((error: unknown) => new Error(getErrorMessage(error)));
   if (result instanceof Error)
     return [`options.binDir: ${binDir} could not be checked: ${result.message}`];
   if (result.exitCode !== 0)
     return [`options.binDir: ${binDir} could not be checked: ${commandFailure(result)}`];
-  if (result.stdout.split('\n').includes('NODIR'))
-    return [`options.binDir: ${binDir} is not a directory on the target`];
-  return result.stdout.split('\n').flatMap((line) => {
-    const [what, command] = line.split(' ');
-    if (what === 'MISSING') return [`options.binDir: ${binDir} has no ${command}`];
-    if (what === 'NOTEXEC')
-      return [`options.binDir: ${binDir}/${command} is not an executable file`];
-    return [];
-  });
+  return binDirProblems(result.stdout, binDir, 'options.binDir');
 }

@@ -39,6 +39,13 @@ export {
   readProcessIdentity,
 } from '../process/process-identity.js';
 export { signalName } from '../process/signal-names.js';
+export {
+  BIN_DIR_FUNCTIONS,
+  binDirProblems,
+  CHECK_BIN_DIR_SCRIPT,
+  UNTRUSTED_BIN_EXIT,
+} from '../remote/bin-dir.js';
+export { TRUSTED_DIRECTORY_FUNCTIONS } from '../remote/job-directory-functions.js';
 export { JOB_WRAPPER_SCRIPT } from '../remote/job-wrapper-script.js';
 export { outputBytes, READ_LOG_SCRIPT, readRemoteLog } from '../remote/read-remote-log.js';
 export {
@@ -56,6 +63,12 @@ export {
   removeJobDirectories,
 } from '../remote/remove-job-directories.js';
 export { sliceLog, tailLinesStart } from '../remote/slice-log.js';
+export {
+  CHECK_PROGRAMS_SCRIPT,
+  programProblems,
+  RUN_TRUSTED_PROGRAM,
+  TRUSTED_PROGRAM_FUNCTIONS,
+} from '../remote/trusted-program.js';
 export { renderEnvFile } from '../shell/render-env-file.js';
 export { shJoin, shQuote } from '../shell/sh-quote.js';
 export type { CleanupOutcomeV1 } from '../spec/backend/v1/backend-v1.js';
@@ -115,6 +128,7 @@ export {
   fixedSearchPath,
   withFixedSearchPath,
 } from '../trust/search-path.js';
+export { trustedProgram } from '../trust/trusted-program.js';
 export { describeMode, describeUser } from '../trust/user-name.js';
 export { JobRecordSchema, validateJobRecord } from '../validation/job-record-schema.js';
 export { type ParseOptionsInput, parseOptions } from '../validation/parse-options.js';

@@ -1,6 +1,16 @@
 /** The argv yonder hands podman and apptainer, against expectations recorded from their documentation, and the launcher run for real with recording `podman`/`apptainer`/`id` shims in a bin directory. */
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  lchownSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { hostileWords } from '@yonder/test-helpers';
@@ -80,11 +90,6 @@ const RECORDED_PODMAN_ARGV = [
   '--volume=/home/u/.yonder/jobs/abc123:/home/u/.yonder/jobs/abc123:rw',
   '--volume=/data/in:/in:ro',
   '--volume=/data/out:/out:rw',
-  '--env=OMP_NUM_THREADS=4',
-  '--env=MODE=fast',
-  '--env=YONDER_JOB_ID=abc123',
-  '--env=YONDER_JOB_NAME=train',
-  '--env=YONDER_JOB_DIR=/home/u/.yonder/jobs/abc123',
   '--device=nvidia.com/gpu=all',
   'localhost/pipeline:1',
   'python',
@@ -227,13 +232,26 @@ describe('podman argv', () => {
     expect(ran.argv.slice(0, 4)).toEqual(['run', '--rm', '--init', '--env-file=/dev/stdin']);
   });
 
-  it('hands the secrets on stdin, never in its argv or environment, nor yonder’s marker', () => {
+  it('hands the secrets and the variables on stdin, never in its argv (/proc/*/cmdline) or environment, nor yonder’s marker', () => {
     const ran = run('1000');
-    expect(ran.stdin).toBe(`TOKEN=${JOB.secrets.TOKEN}\n`);
+    expect(ran.stdin).toBe(
+      [
+        `TOKEN=${JOB.secrets.TOKEN}`,
+        'OMP_NUM_THREADS=4',
+        'MODE=fast',
+        'YONDER_JOB_ID=abc123',
+        'YONDER_JOB_NAME=train',
+        `YONDER_JOB_DIR=${JOB.jobDir}`,
+        '',
+      ].join('\n'),
+    );
     expect(ran.argv.join('\n')).not.toContain('s3cr3t');
+    expect(ran.argv.join('\n')).not.toMatch(/fast|OMP_NUM_THREADS|--env=/);
+    expect(ran.env).not.toMatch(/^(YONDER_ENV_|MODE=|OMP_NUM_THREADS=)/m);
     expect(ran.env).not.toContain('s3cr3t');
     expect(ran.env).not.toMatch(/^YONDER_(JOB_ID|SECRET_TOKEN)=/m);
-    expect(ran.argv).toContain('--env=YONDER_JOB_ID=abc123');
+    // The marker a cancel finds the container's processes by reaches them on the pipe.
+    expect(ran.stdin).toContain('\nYONDER_JOB_ID=abc123\n');
   });
 
   it('keeps every argv word literal and passes the job’s exit status on', () => {
@@ -244,6 +262,30 @@ describe('podman argv', () => {
     expect(ran.result.stdout).toBe(`${words.length}\n`);
     expect(ran.argv.slice(-words.length)).toEqual(words);
     expect(existsSync(canary)).toBe(false);
+  });
+
+  it('judges each bind source where it leads right before the start: a team directory swapped for another user’s link to ~/.ssh starts nothing', () => {
+    const { bin, record } = shims('1000');
+    const keys = join(scratch, 'dot-ssh');
+    mkdirSync(keys, { mode: 0o700 });
+    const results = join(scratch, 'team results $(x)');
+    symlinkSync(keys, results);
+    const other = process.getuid?.() === 2002 ? 2003 : 2002;
+    lchownSync(results, other, other);
+    const built = containerLaunch(
+      { ...PODMAN, binds: [`${results}:/out:rw`] },
+      { ...JOB, argv: ['true'] },
+    );
+    const [program, ...rest] = launcherArgv('podman', 'img', built.args);
+    const result = spawnSync(program as string, rest, {
+      encoding: 'utf8',
+      env: { PATH: `${bin}:/usr/bin:/bin`, ...built.env, ...built.secrets },
+    });
+    expect(result.status).toBe(126);
+    expect(result.stderr).toContain(
+      `Refusing the container bind source ${results}: ${results} (owner `,
+    );
+    expect(() => readFileSync(`${record}.argv`)).toThrow();
   });
 
   it('refuses a secret name that is not a variable name, running nothing', () => {

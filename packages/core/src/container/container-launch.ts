@@ -11,6 +11,8 @@ const RESOLV_CONF = '/etc/resolv.conf';
 const ALL_NVIDIA_GPUS = 'nvidia.com/gpu=all';
 /** The prefix of a secret's variable between the secrets file and the launcher (podman). */
 const SECRET_PREFIX = 'YONDER_SECRET_';
+/** The prefix of a variable's between the job's env file and the launcher (podman). */
+const ENV_PREFIX = 'YONDER_ENV_';
 
 /** What the container needs to know of the job. */
 export interface ContainerJob {
@@ -62,7 +64,7 @@ function insideVariables(container: ResolvedContainer, job: ContainerJob): Recor
   };
 }
 
-/** podman's options: never pull, labelled, the job directory and the binds, the variables. */
+/** podman's options: never pull, labelled, the job directory and the binds (the variables go on a pipe). */
 function podmanOptions(container: ResolvedContainer, job: ContainerJob): string[] {
   const options = [
     '--pull=never',
@@ -72,9 +74,6 @@ function podmanOptions(container: ResolvedContainer, job: ContainerJob): string[
     `--volume=${job.jobDir}:${job.jobDir}:rw`,
     ...containerBinds(container).map(
       (bind) => `--volume=${bind.source}:${bind.destination}:${bind.mode}`,
-    ),
-    ...Object.entries(insideVariables(container, job)).map(
-      ([name, value]) => `--env=${name}=${value}`,
     ),
   ];
   if (container.gpus !== false)
@@ -105,21 +104,32 @@ function apptainerOptions(container: ResolvedContainer, job: ContainerJob): stri
 
 /**
  * Put a job in its container: what the submit script checks on the target, the launcher's
- * arguments, and the variables for the job's files. podman is given the variables as
- * `--env=NAME=value` (they are in the ledger already) and the secrets on a pipe by the
- * launcher, which takes them from the secrets file as `YONDER_SECRET_<NAME>`; apptainer takes
- * both from its environment as `APPTAINERENV_<NAME>` (its `--cleanenv` keeps those only).
+ * arguments, and the variables for the job's files. podman is given the variables and the
+ * secrets on a pipe by the launcher (`--env-file`: never on its command line, which every user
+ * can read in /proc), which takes them from the job's env file as `YONDER_ENV_<NAME>` and from
+ * its secrets file as `YONDER_SECRET_<NAME>` (the variables after the secrets: a variable wins,
+ * as it did over a secret of the same name); apptainer takes both from its environment as
+ * `APPTAINERENV_<NAME>` (its `--cleanenv` keeps those only).
  */
 export function containerLaunch(container: ResolvedContainer, job: ContainerJob): ContainerLaunch {
   const sources = containerBinds(container).map((bind) => bind.source);
   const check = [container.runtime, container.image, String(sources.length), ...sources];
   if (container.runtime === 'podman') {
     const options = podmanOptions(container, job);
-    const names = Object.keys(job.secrets);
+    const inside = insideVariables(container, job);
+    const names = [
+      ...Object.keys(job.secrets).map((name) => SECRET_PREFIX + name),
+      ...Object.keys(inside).map((name) => ENV_PREFIX + name),
+    ];
     return {
       check,
       args: [String(names.length), ...names, String(options.length), ...options, ...job.argv],
-      env: { YONDER_JOB_ID: job.id, YONDER_JOB_NAME: job.name, YONDER_JOB_DIR: job.jobDir },
+      env: {
+        YONDER_JOB_ID: job.id,
+        YONDER_JOB_NAME: job.name,
+        YONDER_JOB_DIR: job.jobDir,
+        ...prefixed(inside, ENV_PREFIX),
+      },
       secrets: prefixed(job.secrets, SECRET_PREFIX),
     };
   }

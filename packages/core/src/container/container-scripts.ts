@@ -4,9 +4,14 @@
  * runs in place of the job's argv. Values arrive only as positional parameters.
  */
 
+import { TRUSTED_DIRECTORY_FUNCTIONS } from '../remote/job-directory-functions.js';
+
 /**
  * Defines `container_check RUNTIME IMAGE COUNT SOURCE…`, for a submit script to call before it
- * makes anything: each bind source must exist (`container.binds.<i>`, exit 32), the runtime
+ * makes anything: each bind source must exist and pass the trust rule where it leads
+ * (`trusted_path`: the user's or root's, nothing on the way another user can change, every link
+ * followed and judged — a team directory swapped for a link to `~/.ssh` is refused naming
+ * `container.binds.<i>`; exit 32), the runtime
  * must be on PATH (`container.runtime`, exit 30), and the image must be on this host already
  * (`container.image`, exit 31: podman's storage is asked, nothing is pulled; for apptainer a
  * readable file). Each refusal is one `yonder: <field>: …` line on stderr saying the fix. On
@@ -14,11 +19,13 @@
  * later changes nothing; apptainer's file), `container_id` and `container_digest` (podman: the
  * image id and its manifest digest; apptainer: the file's sha256, both).
  */
-export const CONTAINER_CHECK_FUNCTIONS = `container_check() {
+export const CONTAINER_CHECK_FUNCTIONS = `${TRUSTED_DIRECTORY_FUNCTIONS}
+container_check() {
   c_rt=$1; c_image=$2; c_n=$3; shift 3
   c_i=0
   while [ "$c_i" -lt "$c_n" ]; do
-    if [ ! -e "$1" ]; then
+    trusted_path "$1" "source of container.binds.$c_i" any user-or-root || return 32
+    if [ "$td_exists" != 1 ]; then
       printf 'yonder: container.binds.%s: the source %s does not exist on the target; create it there, or correct the bind\\n' "$c_i" "$1" >&2
       return 32
     fi
@@ -51,41 +58,63 @@ export const CONTAINER_CHECK_FUNCTIONS = `container_check() {
 /**
  * The launcher: what a job's wrapper runs, outside the container, in place of the job's argv.
  * Arguments: the runtime, the image to run (what `container_check` set as `container_ref`),
- * the number K of secrets and their names, the number N of runtime options and the options,
- * then the job's argv. It takes each secret's value from `YONDER_SECRET_<NAME>` (set by the
- * job's 0600 secrets file, as outside a container) and removes it and yonder's own variables
+ * the number K of variables for podman's pipe and where each is (`YONDER_SECRET_<NAME>`, set by
+ * the job's 0600 secrets file as outside a container; `YONDER_ENV_<NAME>`, set by the job's env
+ * file), the number N of runtime options and the options, then the job's argv. It takes each
+ * value from its variable (a later one of the same NAME wins) and removes it and yonder's own variables
  * (`YONDER_JOB_*`, among them the cancel marker) from what the runtime inherits: a runtime
  * leaves processes behind (rootless podman's pause process keeps the environment of the call
  * that made it), and the options carry the marker into the container, where cancel finds it.
  *
  * podman runs `run --rm --init --env-file=/dev/stdin OPTIONS IMAGE ARGV`, with
- * `--userns=keep-id` when not root, the wrapper's umask and a name of its own; the secrets
- * reach it as `NAME=value` lines on a pipe, never in its argv or environment. The launcher
+ * `--userns=keep-id` when not root, the wrapper's umask and a name of its own; the variables and
+ * secrets reach it as `NAME=value` lines on a pipe, never in its argv (which every user can read
+ * in /proc) or environment. The launcher
  * waits for podman and exits with its status; a TERM, HUP or INT it gets (a cancel, Slurm's
  * scancel) it passes to the container itself with `podman kill` (podman's own forwarding runs
  * `runc kill` as a child, which a scheduler signalling every process of the job may kill
  * first), then waits on: podman removes the container before it exits. So the job may see a
  * cancel's TERM more than once.
  *
+ * Right before the runtime starts, every bind source in the options (podman's `--volume=`,
+ * apptainer's `--bind`) is judged again by the trust rule where it leads, as `container_check`
+ * judged it at submit: a job may start long after (a queue), and a source swapped meanwhile for
+ * a link to the user's `~/.ssh` is refused then (exit 126, nothing started). One that is gone,
+ * the runtime reports.
+ *
  * apptainer is exec'd as `exec OPTIONS IMAGE ARGV`; its variables come from the environment
  * as `APPTAINERENV_<NAME>`, as apptainer documents.
  */
-export const CONTAINER_LAUNCH_SCRIPT = `yonder_rt=$1; yonder_image=$2; yonder_k=$3; shift 3
+export const CONTAINER_LAUNCH_SCRIPT = `${TRUSTED_DIRECTORY_FUNCTIONS}
+yonder_bind() {
+  trusted_path "$1" 'container bind source' any user-or-root || exit 126
+}
+yonder_rt=$1; yonder_image=$2; yonder_k=$3; shift 3
 yonder_payload=
 while [ "$yonder_k" -gt 0 ]; do
-  case $1 in ''|[0-9]*|*[!A-Za-z0-9_]*) printf 'yonder: %s is not a variable name\\n' "$1" >&2; exit 126 ;; esac
-  eval "yonder_value=\\\${YONDER_SECRET_$1-}"
-  yonder_payload="$yonder_payload$1=$yonder_value
+  case $1 in
+    YONDER_SECRET_*) yonder_var=\${1#YONDER_SECRET_} ;;
+    YONDER_ENV_*) yonder_var=\${1#YONDER_ENV_} ;;
+    *) yonder_var= ;;
+  esac
+  case $yonder_var in ''|[0-9]*|*[!A-Za-z0-9_]*) printf 'yonder: %s is not a variable name\\n' "$1" >&2; exit 126 ;; esac
+  eval "yonder_value=\\\${$1-}"
+  yonder_payload="$yonder_payload$yonder_var=$yonder_value
 "
-  unset "YONDER_SECRET_$1"
+  unset "$1"
   shift; yonder_k=$((yonder_k - 1))
 done
 yonder_value=
 yonder_name=yonder-\${YONDER_JOB_ID:-job}-$$
 unset YONDER_JOB_ID YONDER_JOB_NAME YONDER_JOB_DIR
 yonder_n=$1; shift
-yonder_c=$(($# - yonder_n)); yonder_i=0
-while [ "$yonder_i" -lt "$yonder_n" ]; do yonder_a=$1; shift; set -- "$@" "$yonder_a"; yonder_i=$((yonder_i + 1)); done
+yonder_c=$(($# - yonder_n)); yonder_i=0; yonder_prev=
+while [ "$yonder_i" -lt "$yonder_n" ]; do
+  yonder_a=$1; shift; set -- "$@" "$yonder_a"; yonder_i=$((yonder_i + 1))
+  case $yonder_prev in --bind) yonder_bind "\${yonder_a%%:*}" ;; esac
+  case $yonder_a in --volume=*) yonder_a=\${yonder_a#--volume=}; yonder_bind "\${yonder_a%%:*}" ;; esac
+  yonder_prev=$yonder_a
+done
 set -- "$@" "$yonder_image"
 yonder_i=0
 while [ "$yonder_i" -lt "$yonder_c" ]; do yonder_a=$1; shift; set -- "$@" "$yonder_a"; yonder_i=$((yonder_i + 1)); done

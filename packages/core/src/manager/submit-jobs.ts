@@ -159,7 +159,7 @@ function containerIssues(spec: JobSpec, backend: BackendV1, profile: Profile): V
           ? `the ${backend.id} backend cannot run jobs in containers; submit without one or use a local, ssh or slurm profile`
           : `the ${backend.id} backend runs ${runtimes.join(' and ')} containers, not ${container.runtime}`,
     });
-  issues.push(...containerSecretIssues(container, spec.secrets ?? {}));
+  issues.push(...containerSecretIssues(container, spec.secrets ?? {}, spec.env ?? {}));
   return issues;
 }
 

@@ -5,21 +5,34 @@
  */
 
 /**
- * Defines `me` (this user's uid) and, for a POSIX sh script:
- * - `trusted_dir PATH ROLE`: walks PATH from `/` as the kernel would, following links: every
- *   directory passed through must be the user's or root's and writable by nobody else unless it
- *   is sticky (as /tmp), a group that is the user's alone not counting as anybody else (core's
- *   isSoloGroup, asked of `getent` with 10 s to answer, every entry of the gid) unless an access control list
- *   names others (core's hasExtendedAcl, asked of `ls -ld`); every link the user's or root's; PATH itself the user's, writable by
- *   nobody else, and a directory. A violation is printed to stderr naming the path, its owner
- *   and mode and the fix (`chmod go-w PATH`…), and fails. When a part of PATH is missing, sets
- *   `td_exists=0` and `td_next` to the first missing directory (what exists above it passed);
- *   else `td_exists=1`.
+ * Defines `me` (this user's uid) and, for a POSIX sh script, the twin of core's
+ * `checkTrustedPath` (trust/check-trusted-path.ts; one table of cases runs through both in
+ * trust/trust-rule-table.test.ts, so they cannot drift):
+ * - `trusted_path PATH ROLE TYPE OWNERS`: walks PATH from `/` as the kernel would, following
+ *   links (a `..` after a link goes to the parent of where the link leads, a link's target is
+ *   taken byte for byte, trailing newlines too): every directory passed through must be the
+ *   user's or root's and writable by nobody else unless it is sticky (as /tmp), a group that is
+ *   the user's alone not counting as anybody else (core's isSoloGroup, asked of `getent` with
+ *   10 s to answer, every entry of the gid) unless an access control list names others (core's
+ *   hasExtendedAcl, asked of `ls -ld`); every link the user's or root's; PATH itself the
+ *   user's (OWNERS `user`) or the user's or root's (`user-or-root`: programs root installed),
+ *   writable by nobody else, and of TYPE (`directory`, `file` for a regular file, `any`). A
+ *   violation is printed to stderr naming the path, its owner and mode and the fix (`chmod
+ *   go-w PATH`…), and fails. When a part of PATH is missing, sets `td_exists=0` and `td_next`
+ *   to the first missing path (what exists above it passed); else `td_exists=1` and `td_real`
+ *   to where PATH really is.
+ * - `trusted_dir PATH ROLE`: `trusted_path PATH ROLE directory user`.
+ * - `trusted_program NAME ROLE`: finds NAME as exec would (as given when it holds a `/`, else the
+ *   first executable regular file of that name in PATH's entries) and judges it with
+ *   `trusted_path … file user-or-root`; sets `tp_path` to what was found. Fails, saying so:
+ *   127 when there is none, 1 when it is not to be trusted.
  * - `make_trusted_dir PATH ROLE`: `trusted_dir`, then makes what is missing of PATH (mode 0700),
  *   one directory at a time, each checked before the next is made in it, so a directory another
  *   user slips in meanwhile is found. Returns 23 when PATH is not to be trusted, 19 when it
  *   cannot be made.
- * Before anything is made or read in PATH; the messages read like core's `checkTrustedPath`.
+ * Before anything is made, read or run in PATH; the messages read like core's `checkTrustedPath`.
+ * The helpers it runs (`stat`, `id`, `getent`, `awk`, `ls`, `readlink`) are looked up in PATH as
+ * the script found it: a script judging a directory must not put that directory on PATH first.
  */
 export const TRUSTED_DIRECTORY_FUNCTIONS = `me=$(id -u) td_solos= td_shared=
 td_stat() {
@@ -91,15 +104,16 @@ td_parent() {
   fi
 }
 td_self() {
-  if [ "$td_uid" != "$me" ]; then
+  if [ "$td_uid" != "$me" ] && { [ "$td_owners" != user-or-root ] || [ "$td_uid" != 0 ]; }; then
     td_user "$me"
     td_refuse "$1" "belongs to another user, not to you ($td_user)" "do not use what is in it; move it aside (mv $1 $1.untrusted) and let yonder make its own, or choose another path."; return 1
   fi
   if td_open; then td_writers; td_refuse "$1" "is writable by $td_who" "chmod go-w $1"; return 1; fi
-  if [ $((td_mode & 61440)) -ne 16384 ]; then td_refuse "$1" 'is not a directory' "move it aside (mv $1 $1.old)."; return 1; fi
+  if [ "$td_type" = directory ] && [ $((td_mode & 61440)) -ne 16384 ]; then td_refuse "$1" 'is not a directory' "move it aside (mv $1 $1.old)."; return 1; fi
+  if [ "$td_type" = file ] && [ $((td_mode & 61440)) -ne 32768 ]; then td_refuse "$1" 'is not a regular file' "move it aside (mv $1 $1.old)."; return 1; fi
 }
-trusted_dir() {
-  td_subject=$1 td_role=$2 td_links=0 td_cur= td_exists=0 td_next=
+trusted_path() {
+  td_subject=$1 td_role=$2 td_type=$3 td_owners=$4 td_links=0 td_cur= td_exists=0 td_next= td_real=
   td_pending=\${1#/}
   td_stat / || { echo "yonder: cannot inspect /" >&2; return 1; }
   td_parent / || return 1
@@ -120,7 +134,9 @@ trusted_dir() {
       fi
       td_links=$((td_links + 1))
       if [ "$td_links" -gt 40 ]; then echo "yonder: too many symbolic links in $td_subject" >&2; return 1; fi
-      td_target=$(readlink -- "$td_path") || { echo "yonder: cannot read the link $td_path" >&2; return 1; }
+      # The target byte for byte: $(…) would drop its trailing newlines, so a mark follows it.
+      td_target=$(readlink -- "$td_path" && echo x) || { echo "yonder: cannot read the link $td_path" >&2; return 1; }
+      td_target=\${td_target%x}; td_target=\${td_target%?}
       case $td_target in /*) td_cur= ;; esac
       td_pending=\${td_target#/}\${td_pending:+/$td_pending}
       continue
@@ -133,7 +149,27 @@ trusted_dir() {
   done
   td_stat "\${td_cur:-/}" || { echo "yonder: cannot inspect \${td_cur:-/}" >&2; return 1; }
   td_self "\${td_cur:-/}" || return 1
-  td_exists=1
+  td_exists=1 td_real=\${td_cur:-/}
+}
+trusted_dir() {
+  trusted_path "$1" "$2" directory user
+}
+trusted_program() {
+  tp_path=
+  case $1 in
+    */*) tp_path=$1 ;;
+    *)
+      tp_rest=$PATH:
+      while [ -n "$tp_rest" ]; do
+        tp_dir=\${tp_rest%%:*}; tp_rest=\${tp_rest#*:}
+        if [ -f "\${tp_dir:-.}/$1" ] && [ -x "\${tp_dir:-.}/$1" ]; then tp_path=\${tp_dir:-.}/$1; break; fi
+      done ;;
+  esac
+  if [ -z "$tp_path" ]; then printf 'yonder: the %s %s is not an executable file on PATH\\n' "$2" "$1" >&2; return 127; fi
+  case $tp_path in /*) ;; *) tp_path=$(pwd -P)/$tp_path ;; esac
+  trusted_path "$tp_path" "$2" file user-or-root || return 1
+  if [ "$td_exists" != 1 ]; then printf 'yonder: the %s %s does not exist\\n' "$2" "$tp_path" >&2; return 127; fi
+  [ -x "$tp_path" ] || { printf 'yonder: the %s %s is not executable\\n' "$2" "$tp_path" >&2; return 1; }
 }
 make_trusted_dir() {
   mt_round=0

@@ -173,7 +173,9 @@ function inspect(path: string, options: TrustOptions): Inspection {
   const uid = options.uid ?? currentUid();
   if (uid === null) return { exists: true, realPath: subject };
   const check = new Checker(subject, uid, options);
-  let pending = components(subject);
+  // Not `subject`'s components: resolve() takes `..` at its letters, where the kernel goes to
+  // the parent of where a link before it leads.
+  let pending = components(isAbsolute(path) ? path : `${process.cwd()}/${path}`);
   let current = '/';
   let links = 0;
   check.parent('/', lstatSync('/'));

@@ -195,4 +195,23 @@ describe('on the target', () => {
       [],
     );
   });
+
+  it('refuses what podman’s --env-file cannot carry in the variables too, naming env.NAME or container.env.NAME', () => {
+    // 65535 bytes as NAME=value is the longest line podman 4.3 reads; one more is refused.
+    const longest = 'x'.repeat(65_535 - 'BIG='.length);
+    const issues = containerSecretIssues(
+      { ...container, env: { CR: 'a\rb', FINE: longest.slice(1) } },
+      { OK: 'y' },
+      { MULTI: 'one\ntwo', BIG: longest, BIGGER: 'x'.repeat(65_536 - 'BIGGER='.length) },
+    );
+    expect(issues.map((issue) => issue.path)).toEqual([
+      'env.MULTI',
+      'env.BIGGER',
+      'container.env.CR',
+    ]);
+    expect(issues[1]?.message).toContain('is 65536 bytes as NAME=value, more than the 65535');
+    expect(
+      containerSecretIssues({ ...container, runtime: 'apptainer' }, {}, { MULTI: 'a\nb' }),
+    ).toEqual([]);
+  });
 });

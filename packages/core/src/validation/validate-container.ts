@@ -207,25 +207,43 @@ export function containerBinds(container: ResolvedContainer): BindMount[] {
   });
 }
 
+/** The longest line podman's --env-file reads (`NAME=value`, bytes; measured with podman 4.3). */
+export const PODMAN_ENV_LINE_MAX_BYTES = 65_535;
+
+/** What keeps one variable (`NAME=value`) from podman's --env-file, or null. */
+function envFileProblem(name: string, value: string): string | null {
+  if (/[\r\n]/.test(value))
+    return 'holds a line break, which podman’s --env-file cannot carry into the container; encode it (e.g. base64) and decode it inside';
+  const bytes = Buffer.byteLength(`${name}=${value}`);
+  if (bytes > PODMAN_ENV_LINE_MAX_BYTES)
+    return `is ${bytes} bytes as NAME=value, more than the ${PODMAN_ENV_LINE_MAX_BYTES} podman’s --env-file reads in one line; pass it in a file instead (a bind, or the settings file)`;
+  return null;
+}
+
 /**
- * Secrets podman cannot carry: its `--env-file` holds one variable a line, so a value with a
- * line break would be cut (apptainer takes them from the environment, whole).
+ * Variables and secrets podman cannot carry. yonder hands every one of them to podman on a pipe
+ * (`--env-file`), never on its command line (which every user can read in /proc), and that file
+ * holds one variable a line of at most PODMAN_ENV_LINE_MAX_BYTES: a value with a line break
+ * would be cut, a longer line refused. Fields: `secrets.NAME`, `env.NAME` (the job's `--env`),
+ * `container.env.NAME` (`--container-env` and the profile's). apptainer takes them from the
+ * environment, whole.
  */
 export function containerSecretIssues(
   container: ResolvedContainer,
   secrets: Readonly<Record<string, string>>,
+  env: Readonly<Record<string, string>> = {},
 ): ValidationIssue[] {
   if (container.runtime !== 'podman') return [];
-  return Object.entries(secrets).flatMap(([name, value]) =>
-    /[\r\n]/.test(value)
-      ? [
-          {
-            path: `secrets.${name}`,
-            message:
-              'holds a line break, which podman’s --env-file cannot carry into the container; encode it (e.g. base64) and decode it inside',
-          },
-        ]
-      : [],
+  const fields: [string, Readonly<Record<string, string>>][] = [
+    ['secrets', secrets],
+    ['env', env],
+    ['container.env', container.env],
+  ];
+  return fields.flatMap(([field, variables]) =>
+    Object.entries(variables).flatMap(([name, value]) => {
+      const message = envFileProblem(name, value);
+      return message === null ? [] : [{ path: `${field}.${name}`, message }];
+    }),
   );
 }
 

@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Profile, ValidationError, YonderError } from '@yonder/core';
-import { parseJson, withFixedSearchPath } from '@yonder/core/backend-kit';
+import { parseJson, trustedProgram, withFixedSearchPath } from '@yonder/core/backend-kit';
 import { parse } from '../../args.js';
 import type { CommandContext } from '../../command.js';
 import { envelope } from '../../output.js';
@@ -29,13 +29,17 @@ function editInEditor(
       'E_EDITOR_FAILED',
       `The editor (${setting}) is named by a relative path, which is looked up in the directory yonder is run in; the profile is unchanged. Set $VISUAL or $EDITOR to its absolute path, or to a name found on PATH.`,
     );
+  const searchEnv = withFixedSearchPath(process.env);
+  // Judged where it is, as every program a profile names: an editor in a directory another
+  // user can write is refused before it runs (E_UNTRUSTED_PATH, naming the fix).
+  const found = trustedProgram(program, searchEnv.PATH ?? '', 'the editor');
   // A private directory of ours: the file is never one another user could have put in place.
   const dir = mkdtempSync(join(tmpdir(), 'yonder-edit-'));
   const file = join(dir, `${encodeURIComponent(profile.name)}.json`);
   writeFileSync(file, `${JSON.stringify(profile, null, 2)}\n`, { mode: 0o600, flag: 'wx' });
-  const result = spawnSync(program, [...command.slice(1), file], {
+  const result = spawnSync(found ?? program, [...command.slice(1), file], {
     stdio: 'inherit',
-    env: withFixedSearchPath(process.env),
+    env: searchEnv,
   });
   if (result.error || result.status !== 0) {
     rmSync(dir, { recursive: true, force: true });
