@@ -15,7 +15,8 @@
 #
 # Cell `default` under SGE_ROOT=/var/lib/gridengine, qmaster and exec host = this host
 # (`hostname`), queue all.q with one slot per core, parallel environment `smp`
-# (allocation_rule $pe_slots) in all.q, min_uid/min_gid 0 (root may submit), no mail,
+# (allocation_rule $pe_slots) in all.q, no load threshold (a loaded machine would put the
+# queue in alarm state and start nothing), min_uid/min_gid 0 (root may submit), no mail,
 # accounting flushed at once, a scheduler that runs every second.
 # A job's working directory must exist and be writable by its user (qsub -wd).
 #
@@ -266,7 +267,8 @@ configure() {
     log "adding the queue $QUEUE"
     dir=$(mktemp -d)
     qconf -sq | sed -e "s/^qname .*/qname $QUEUE/" -e "s/^hostlist .*/hostlist $HOST/" \
-      -e "s/^slots .*/slots $slots/" -e "s/^pe_list .*/pe_list $PE/" >"$dir/$QUEUE"
+      -e "s/^slots .*/slots $slots/" -e "s/^pe_list .*/pe_list $PE/" \
+      -e "s/^load_thresholds .*/load_thresholds NONE/" >"$dir/$QUEUE"
     qconf -Aq "$dir/$QUEUE" >/dev/null || die "qconf -Aq failed"
     rm -rf "$dir"
   else
@@ -274,6 +276,7 @@ configure() {
       s/^hostlist .*/hostlist              $HOST/
       s/^slots .*/slots                 $slots/
       s/^pe_list .*/pe_list               $PE/
+      s/^load_thresholds .*/load_thresholds       NONE/
     " || true
   fi
 }
