@@ -185,6 +185,25 @@ backendConformance(it, () => createGridEngineBackend({ absentGraceSeconds: 5 }),
       }
     }, 120_000);
 
+    test('gridengine: a job pending past the profile’s pending timeout fails so, and is deleted from the queue', async () => {
+      const h = await createManager();
+      try {
+        await h.manager.saveProfile({ ...profile, name: 'ge-short', pendingTimeoutSeconds: 2 });
+        const job = await h.manager.submit(
+          { argv: ['true'], schedulerOptions: ['-h'] },
+          { profile: 'ge-short' },
+        );
+        const { jobs, timedOut } = await h.manager.wait([job.id], { timeoutMs: 90_000 });
+        expect(timedOut).toBe(false);
+        expect(jobs[0]).toMatchObject({ state: 'failed', reason: 'pending-timeout' });
+        const { spawnSync } = await import('node:child_process');
+        const listed = spawnSync('qstat', ['-u', '*'], { encoding: 'utf8' }).stdout;
+        expect(listed).not.toMatch(new RegExp(`^\\s*${jobs[0]?.externalId}\\s`, 'm'));
+      } finally {
+        await h.dispose();
+      }
+    }, 120_000);
+
     test('gridengine: --cpus takes slots through the profile’s parallel environment', async () => {
       const h = await createManager();
       try {
