@@ -204,6 +204,39 @@ backendConformance(it, () => createGridEngineBackend({ absentGraceSeconds: 5 }),
       }
     }, 120_000);
 
+    test('gridengine: an unknown queue is refused with Grid Engine’s words, no directory left; --cpus 2 without a parallel environment is refused naming the option', async () => {
+      const h = await createManager();
+      try {
+        await expect(
+          h.manager.submit(
+            { argv: ['true'], resources: { partition: 'nosuch' } },
+            { profile: 'ge' },
+          ),
+        ).rejects.toMatchObject({
+          code: 'E_SUBMIT_REFUSED',
+          message: expect.stringContaining('job requests unknown queue "nosuch"'),
+        });
+        const { jobs } = await h.manager.store.listJobs({});
+        expect(jobs[0]).toMatchObject({
+          state: 'failed',
+          failureKind: 'submission',
+          externalId: null,
+        });
+        const { existsSync } = await import('node:fs');
+        expect(existsSync(`${profile.workdir}/${jobs[0]?.id}`)).toBe(false);
+        // More than one cpu needs the profile's parallel environment, and says so.
+        await h.manager.saveProfile({ ...profile, name: 'ge-nope', options: {} });
+        await expect(
+          h.manager.submit({ argv: ['true'], resources: { cpus: 2 } }, { profile: 'ge-nope' }),
+        ).rejects.toMatchObject({
+          code: 'E_INVALID_JOB_SPEC',
+          message: expect.stringContaining("set the profile's options.parallelEnvironment"),
+        });
+      } finally {
+        await h.dispose();
+      }
+    }, 60_000);
+
     test('gridengine: --cpus takes slots through the profile’s parallel environment', async () => {
       const h = await createManager();
       try {

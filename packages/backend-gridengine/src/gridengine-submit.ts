@@ -20,7 +20,7 @@ import {
 import { SUBMIT_TIMEOUT_MS } from './gridengine-command.js';
 import type { GridEngineOptions } from './gridengine-options.js';
 import { gridEngineProbe, gridEngineWorkdir } from './gridengine-probe.js';
-import { parseQsubId } from './parse.js';
+import { parseQsubId, qmasterUnreachable } from './parse.js';
 import { CWD_PROBLEMS, JOB_SCRIPT, SUBMIT_SCRIPT } from './scripts.js';
 
 /** What the backend keeps with a Grid Engine job (`data`), handed back on every later call. */
@@ -176,7 +176,7 @@ export async function gridEngineSubmit(
     throw new YonderError('E_SUBMIT_FAILED', commandFailure(result));
   if (status !== 0) {
     const message = commandFailure(result);
-    if (/commlib error|unable to contact qmaster|can't unpack gdi request/i.test(message))
+    if (qmasterUnreachable(message))
       throw new YonderError('E_SCHEDULER_UNAVAILABLE', `qsub: ${message}`);
     throw new YonderError('E_SUBMIT_REFUSED', `Grid Engine refused the job: ${message}`);
   }

@@ -11,6 +11,7 @@ import {
   parseQsubId,
   qacctObservation,
   qacctTime,
+  qmasterUnreachable,
   qstatObservation,
 } from './parse.js';
 
@@ -171,6 +172,16 @@ describe('the poll’s second look', () => {
 });
 
 describe('qsub, version', () => {
+  it('tells a qmaster that cannot be reached from a refusal', () => {
+    expect(qmasterUnreachable(fixture('qsub-qmaster-down.stderr.txt'))).toBe(true);
+    expect(qmasterUnreachable(fixture('qstat-qmaster-down.stderr.txt'))).toBe(true);
+    expect(
+      qmasterUnreachable(
+        'Unable to run job: Job was rejected because job requests unknown queue "nosuch".',
+      ),
+    ).toBe(false);
+  });
+
   it('reads the id of qsub -terse, an array’s too', () => {
     expect(parseQsubId('12\n')).toBe('12');
     expect(parseQsubId('10.1-3:1\n')).toBe('10');

@@ -116,6 +116,16 @@ export function parseQsubId(stdout: string): string | null {
   return match ? (match[1] as string) : null;
 }
 
+/**
+ * Whether a command's complaint says the qmaster could not be reached or did not answer (so
+ * nothing can be said of the job), not that it refused something.
+ */
+export function qmasterUnreachable(text: string): boolean {
+  return /commlib error|unable to (send message to|contact) qmaster|failed receiving gdi request|can't unpack gdi request/i.test(
+    text,
+  );
+}
+
 /** The version in the first line of `qstat -help` (`SGE 8.1.9`, `OGS/GE 2011.11p1`, `GE 6.2u5`). */
 export function parseGridEngineVersion(text: string): string | null {
   const line = text.split('\n')[0]?.trim() ?? '';
