@@ -197,6 +197,14 @@ prepare_cell() {
   if write_if_changed "$COMMON/act_qmaster" <<<"$HOST"; then CELL_CHANGED=1; fi
 }
 
+# daemon PROGRAM: start a Grid Engine daemon in a clean environment, as an init system would:
+# jobs inherit the execd's environment, and the caller's (a CI runner's, a developer's shell)
+# must not reach them.
+daemon() {
+  env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 \
+    SGE_ROOT="$SGE_ROOT" SGE_CELL="$SGE_CELL" "$1" </dev/null >/dev/null 2>&1
+}
+
 qmaster_up() { timeout 15 qconf -sss >/dev/null 2>&1; }
 
 start_qmaster() {
@@ -207,7 +215,7 @@ start_qmaster() {
   local pid
   if pid=$(qmaster_pid); then stop_pid sge_qmaster "$pid"; fi
   log "starting sge_qmaster"
-  /usr/sbin/sge_qmaster </dev/null >/dev/null 2>&1 || die "sge_qmaster failed to start"
+  daemon /usr/sbin/sge_qmaster || die "sge_qmaster failed to start"
   wait_for 60 "sge_qmaster (qconf -sss)" qmaster_up
 }
 
@@ -294,7 +302,7 @@ start_execd() {
     log "sge_execd already running"
   else
     log "starting sge_execd"
-    /usr/sbin/sge_execd </dev/null >/dev/null 2>&1 || die "sge_execd failed to start"
+    daemon /usr/sbin/sge_execd || die "sge_execd failed to start"
   fi
   wait_for 60 "the queue instance $QUEUE@$HOST to report a load" queue_ready_or_clear
 }
