@@ -284,3 +284,97 @@ describe('gridengine profile check', () => {
     }
   }, 60_000);
 });
+
+describe('gridengine recovery of an interrupted submit', () => {
+  it('finds a queued and a finished job by the name yonder gave it; one Grid Engine never had is not submitted once the grace is over', async () => {
+    const { createLocalTransport } = await import('@yonder/core');
+    const backend = createGridEngineBackend();
+    const state = mkdtempSync(join(tmpdir(), 'yonder-ge-recover-'));
+    const context = {
+      transport: createLocalTransport(),
+      options: {},
+      stateDirectory: state,
+      route: 'local',
+    };
+    const stamp = Date.now().toString(36);
+    const request = (id: string, argv: string[], extra = {}) => ({
+      id,
+      name: 'recover me',
+      marker: `yonder:${id}`,
+      createdAt: new Date().toISOString(),
+      argv,
+      env: {},
+      secrets: {},
+      resources: {},
+      schedulerOptions: [],
+      profile,
+      ...extra,
+    });
+    try {
+      const held = request(`held${stamp}`, ['true'], { schedulerOptions: ['-h'] });
+      const done = request(`done${stamp}`, ['true']);
+      const heldJob = await backend.submit(held, context);
+      const doneJob = await backend.submit(done, context);
+      // The finished job has left qstat: only qacct knows it then.
+      await until(
+        async () => {
+          const seen = (
+            await backend.poll(
+              [
+                {
+                  id: done.id,
+                  name: done.name,
+                  externalId: doneJob.externalId,
+                  state: 'pending',
+                  createdAt: done.createdAt,
+                  cancelRequested: false,
+                  profile,
+                  options: {},
+                  data: doneJob.data,
+                },
+              ],
+              context,
+            )
+          ).get(done.id);
+          return seen?.kind === 'found' && seen.state === 'succeeded';
+        },
+        60_000,
+        'the second job to end',
+      );
+      const never = request(`never${stamp}`, ['true'], {
+        createdAt: new Date(Date.now() - 3_600_000).toISOString(),
+      });
+      const recent = request(`recent${stamp}`, ['true']);
+      const found = await backend.recover?.([held, done, never, recent], context);
+      expect(found?.get(held.id)).toMatchObject({
+        externalId: heldJob.externalId,
+        data: heldJob.data,
+      });
+      expect(found?.get(done.id)).toMatchObject({
+        externalId: doneJob.externalId,
+        data: doneJob.data,
+      });
+      expect(found?.get(never.id)).toBeNull();
+      expect(found?.has(recent.id)).toBe(false);
+      await backend.cancel(
+        [
+          {
+            id: held.id,
+            name: held.name,
+            externalId: heldJob.externalId,
+            state: 'pending',
+            createdAt: held.createdAt,
+            cancelRequested: true,
+            profile,
+            options: {},
+            data: heldJob.data,
+          },
+        ],
+        context,
+        { force: false },
+      );
+    } finally {
+      rmSync(state, { recursive: true, force: true });
+    }
+  }, 120_000);
+});

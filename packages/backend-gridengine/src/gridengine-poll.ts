@@ -184,13 +184,19 @@ async function gatherEvidence(
 
 /** RESOLVE_SCRIPT's answer: qacct's per id, the wrappers' ends per job directory. */
 export function parseResolveOutput(stdout: string): {
+  user: string | null;
   qacct: Map<string, { status: number; out: string; err: string }>;
   ends: Map<string, WrapperEnd>;
 } {
   const qacct = new Map<string, { status: number; out: string; err: string }>();
   const ends = new Map<string, WrapperEnd>();
+  let user: string | null = null;
   for (const line of stdout.split('\n')) {
-    const head = /^(QACCT|OUT|ERR) (\d+) ?(.*)$/s.exec(line);
+    if (line.startsWith('USER ') && user === null) {
+      user = line.slice(5);
+      continue;
+    }
+    const head = /^(QACCT|OUT|ERR) (\S+) ?(.*)$/s.exec(line);
     if (head) {
       const id = head[2] as string;
       if (head[1] === 'QACCT') qacct.set(id, { status: Number(head[3]), out: '', err: '' });
@@ -215,7 +221,7 @@ export function parseResolveOutput(stdout: string): {
       ...(endedAt === undefined ? {} : { endedAt }),
     });
   }
-  return { qacct, ends };
+  return { user, qacct, ends };
 }
 
 /**

@@ -69,6 +69,7 @@ export function parseErrorReasons(xml: string): string[] {
 export interface QacctRecord {
   readonly jobId: string;
   readonly name: string;
+  readonly owner: string;
   readonly taskId: string;
   /** `failed`'s number and its text (`37`, `qmaster enforced h_rt, h_cpu, or h_vmem limit`). */
   readonly failed: number;
@@ -99,6 +100,7 @@ export function parseQacct(text: string): QacctRecord[] {
     records.push({
       jobId,
       name: fields.get('jobname') ?? '',
+      owner: fields.get('owner') ?? '',
       taskId: fields.get('taskid') ?? 'undefined',
       failed: Number(failed[1]),
       failedText: failed[2] ?? '',

@@ -76,13 +76,15 @@ exit "$rc"
 
 /**
  * The poll's second look at jobs qstat no longer lists, in one command: `$1` the number of job
- * ids, the ids, then the job directories. Per id, \`QACCT <id> <exit status>\` and qacct's
+ * ids (or job names: recovery looks jobs up by name), the ids, then the job directories.
+ * First \`USER <the user this runs as>\`; per id, \`QACCT <id> <exit status>\` and qacct's
  * lines as \`OUT <id> <line>\` and \`ERR <id> <line>\`; then, per job directory whose wrapper
  * recorded an exit status, EXIT_CODES_SCRIPT's line prefixed with \`EXIT \`. qacct runs first,
  * so a job that ends meanwhile shows its exit code rather than no record.
  */
 export const RESOLVE_SCRIPT = `${PRELUDE}
 k=$1; shift
+printf 'USER %s\\n' "$(id -un)"
 t=$(mktemp -d) || exit 18
 trap 'rm -rf -- "$t"' EXIT
 i=0
