@@ -265,12 +265,15 @@ export function reconcile(
   const record = records[records.length - 1];
   if (record) {
     const observed = qacctObservation(record);
-    // The wrapper's status is exact where Grid Engine's may not be (its own kill of the job).
-    if (end && record.failed === 0 && end.exitCode !== record.exitStatus)
+    // The wrapper's exit status is the job's own, exact (Grid Engine records the job script's,
+    // and a kill that came after the job's end as failed 100): it wins, but for a time limit
+    // Grid Engine enforced. Grid Engine's failed 0 also says nothing killed the job.
+    if (end && record.failed !== 37)
       return times(
         {
           ...(exitObservation(end.exitCode, 'exit-code-file') as FoundObservationV1),
           nativeState: observed.nativeState,
+          ...(record.failed === 0 ? { endedOnItsOwn: true } : {}),
         },
         record,
       );

@@ -193,3 +193,37 @@ describe('qsub, version', () => {
     expect(parseGridEngineVersion('usage: qstat [options]')).toBeNull();
   });
 });
+
+describe('a record and the wrapper’s exit code together', () => {
+  const job = {
+    id: 'j2',
+    externalId: '8',
+    state: 'running',
+    createdAt: '2026-12-07T16:34:00Z',
+    data: { jobName: 'qdelrun', jobDir: '/w/j2' },
+  } as never;
+  const [killed] = parseQacct(fixture('qacct-qdel-running.txt'));
+
+  it('a qdel that came after the job had ended on its own: the wrapper’s status, no claim that it ended on its own', () => {
+    const seen = reconcile(job, {
+      accounting: [killed as never],
+      end: { exitCode: 0, endedAt: '2026-12-07T16:34:20.100Z' },
+    });
+    expect(seen).toMatchObject({
+      kind: 'found',
+      state: 'succeeded',
+      exitCode: 0,
+      endedAt: '2026-12-07T16:34:20.100Z',
+    });
+    expect((seen as { endedOnItsOwn?: boolean }).endedOnItsOwn).toBeUndefined();
+  });
+
+  it('killed by qdel with no end recorded: Grid Engine’s kill, with the end of its second', () => {
+    expect(reconcile(job, { accounting: [killed as never] })).toMatchObject({
+      kind: 'found',
+      state: 'failed',
+      signal: 'SIGKILL',
+      endedAt: expect.stringMatching(/\.999Z$/),
+    });
+  });
+});
