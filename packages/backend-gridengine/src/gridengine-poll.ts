@@ -246,7 +246,7 @@ export function reconcile(
   const { end } = evidence;
   const times = (observation: FoundObservationV1, record?: QacctRecord): FoundObservationV1 => {
     const startedAt = end?.startedAt ?? qacctTime(record?.startTime);
-    const endedAt = end?.endedAt ?? qacctTime(record?.endTime, true);
+    const endedAt = end?.endedAt ?? qacctTime(record?.endTime);
     return {
       ...observation,
       ...(startedAt === undefined ? {} : { startedAt }),

@@ -213,10 +213,10 @@ export function qacctObservation(record: QacctRecord): FoundObservationV1 {
 /**
  * A time qacct printed (`Mon Dec  7 16:33:35 2026`, in its local time zone) as ISO, read in
  * UTC (the backend runs qacct with TZ=UTC); undefined when it is not one. qacct prints whole
- * seconds: with `end`, the last millisecond of that second, so an end is never placed before
- * a cancel that came within the second it happened in.
+ * seconds, and the manager takes such an end as any moment of its second (a cancel that
+ * reached the job in that second may have ended it).
  */
-export function qacctTime(text: string | null | undefined, end = false): string | undefined {
+export function qacctTime(text: string | null | undefined): string | undefined {
   const match = /^\w{3} (\w{3}) +(\d{1,2}) (\d\d):(\d\d):(\d\d) (\d{4})$/.exec(text?.trim() ?? '');
   if (!match) return undefined;
   const month = 'JanFebMarAprMayJunJulAugSepOctNovDec'.indexOf(match[1] as string) / 3;
@@ -229,5 +229,5 @@ export function qacctTime(text: string | null | undefined, end = false): string 
     Number(match[4]),
     Number(match[5]),
   );
-  return Number.isNaN(ms) ? undefined : new Date(ms + (end ? 999 : 0)).toISOString();
+  return Number.isNaN(ms) ? undefined : new Date(ms).toISOString();
 }

@@ -98,7 +98,18 @@ function endedBeforeCancel(
   const reached = cancel.reachedAt === undefined ? cancel.requestedAt : cancel.reachedAt;
   if (reached === null) return true;
   if (!observation.endedAt) return false;
-  return Date.parse(observation.endedAt) < Date.parse(reached);
+  return latestEnd(observation.endedAt) < Date.parse(reached);
+}
+
+/**
+ * The latest moment an end the target recorded can have been. A time in whole seconds (a host
+ * whose `date` has no `%N`: busybox, BSD, macOS) names a second, any moment of which it may
+ * have been; so an end in the second a cancel reached the job is not known to come before it.
+ */
+function latestEnd(endedAt: string): number {
+  const at = Date.parse(endedAt);
+  const fraction = /\.(\d+)Z$/.exec(endedAt)?.[1];
+  return fraction === undefined || /^0+$/.test(fraction) ? at + 999 : at;
 }
 
 /**

@@ -45,6 +45,23 @@ describe('the true end wins over a late cancel', () => {
     expect(job).toMatchObject({ state: 'succeeded', exitCode: 0, failureKind: null });
   });
 
+  it.each([
+    ['the second the cancel reached it in', '2030-01-01T00:00:30.000Z', 'cancelled'],
+    ['the second before', '2030-01-01T00:00:29.000Z', 'failed'],
+  ] as const)(
+    'an end recorded in whole seconds (no date +%%N there), in %s: %s',
+    (_what, endedAt, state) => {
+      // Found through a busybox container: the TERM of the cancel, recorded as ended 30.000,
+      // was taken for an end before the cancel reached the job at 30.100.
+      const job = applyObservation(
+        sampleJob({ state: 'running', cancel: lateCancel(reached) }),
+        found('failed', 'killed by SIGTERM', { exitCode: 143, signal: 'SIGTERM', endedAt }),
+        T1,
+      );
+      expect(job.state).toBe(state);
+    },
+  );
+
   it('a cancel that never reached the running job (the target said not running) leaves its outcome', () => {
     const job = applyObservation(
       sampleJob({ state: 'running', cancel: lateCancel(null) }),
