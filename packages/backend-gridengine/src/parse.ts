@@ -1,6 +1,6 @@
 /** Readers of Grid Engine's answers: `qstat -xml`, `qacct -j`, `qstat -j -xml`, `qsub -terse`, the version, and what each says about a job. */
 import type { FoundObservationV1 } from '@yonder/core';
-import { signalName } from '@yonder/core/backend-kit';
+import { exitObservation, signalName } from '@yonder/core/backend-kit';
 
 /** One `<job_list>` of `qstat -xml`: a job, or one task of an array job. */
 export interface QstatRow {
@@ -167,17 +167,13 @@ export function qacctObservation(record: QacctRecord): FoundObservationV1 {
     source: 'qacct',
     nativeState: `failed ${record.failed}${record.failedText ? ` : ${record.failedText}` : ''}, exit_status ${record.exitStatus}`,
   } as const;
-  const signal = record.exitStatus > 128 ? signalName(record.exitStatus - 128) : null;
-  if (record.failed === 0) {
-    if (record.exitStatus === 0)
-      return { ...base, state: 'succeeded', exitCode: 0, endedOnItsOwn: true };
+  // The job ran: its end as its exit status says. failed 0 also says nothing killed it.
+  if (record.failed === 0 || record.failed === 100) {
+    const exited = exitObservation(record.exitStatus, 'qacct') as FoundObservationV1;
     return {
-      ...base,
-      state: 'failed',
-      exitCode: record.exitStatus,
-      signal,
-      reason: signal ? `killed by ${signal}` : `exit code ${record.exitStatus}`,
-      failureKind: 'application',
+      ...exited,
+      nativeState: base.nativeState,
+      ...(record.failed === 0 ? { endedOnItsOwn: true } : {}),
     };
   }
   if (record.failed === 37)
@@ -185,19 +181,10 @@ export function qacctObservation(record: QacctRecord): FoundObservationV1 {
       ...base,
       state: 'failed',
       exitCode: null,
-      signal,
+      signal: record.exitStatus > 128 ? signalName(record.exitStatus - 128) : null,
       reason: 'timeout',
       failureKind: 'application',
       endedOnItsOwn: true,
-    };
-  if (record.failed === 100 || record.failed === 44)
-    return {
-      ...base,
-      state: 'failed',
-      exitCode: record.exitStatus,
-      signal,
-      reason: signal ? `killed by ${signal}` : `exit code ${record.exitStatus}`,
-      failureKind: 'application',
     };
   // Grid Engine could not set the job up (its directory, its output files, its user…).
   return {
