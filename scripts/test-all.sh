@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Run every test: set up the workspace, start the services the integration tests need
-# (as root: the two test users, the Debian packages listed below, a one-node Slurm, sshd on
-# loopback, podman and its test image),
+# (as root: the two test users, the Debian packages listed below, a one-node Slurm, a one-node
+# Grid Engine, sshd on loopback, podman and its test image),
 # then build, lint, typecheck, publint and test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,7 +16,9 @@ if [ "$(id -u)" = 0 ]; then
   # a running command (packages/reliability/src/clock.test.ts); Snakemake (Debian's, 7.x), a real
   # workflow client of yonder (packages/cli/src/snakemake.integration.test.ts on the local backend,
   # docs/snakemake-slurm.integration.test.ts on the Slurm profile); setfacl (acl), the access
-  # control lists the trust check must see through (packages/core/src/trust, remote/).
+  # control lists the trust check must see through (packages/core/src/trust, remote/); Grid
+  # Engine's client, master and execution daemon (gridengine-cluster.sh configures and starts
+  # them) for packages/backend-gridengine.
   export DEBIAN_FRONTEND=noninteractive
   missing=()
   while read -r program package; do
@@ -27,18 +29,21 @@ tsp task-spooler
 faketime faketime
 snakemake snakemake
 setfacl acl
+qsub gridengine-client
+sge_qmaster gridengine-master
+sge_execd gridengine-exec
 PACKAGES
   if [ "${#missing[@]}" -gt 0 ]; then
     apt-get install -y -o DPkg::Lock::Timeout=600 --no-install-recommends "${missing[@]}" >&2 ||
       { apt-get update >&2 && apt-get install -y -o DPkg::Lock::Timeout=600 --no-install-recommends "${missing[@]}" >&2; }
   fi
-  for service in scripts/slurm-cluster.sh scripts/sshd-hosts.sh; do
+  for service in scripts/slurm-cluster.sh scripts/gridengine-cluster.sh scripts/sshd-hosts.sh; do
     if [ -f "$service" ]; then bash "$service" start; fi
   done
   # podman (as root, and rootless for the victim and the sshd hosts' user) and the test image
   # the container tests run.
   bash scripts/containers.sh
 else
-  echo "test-all: not root, so Slurm, sshd, podman, task-spooler and Chromium are not set up; the tests that need them fail, naming the command that starts them." >&2
+  echo "test-all: not root, so Slurm, Grid Engine, sshd, podman, task-spooler and Chromium are not set up; the tests that need them fail, naming the command that starts them." >&2
 fi
 pnpm test

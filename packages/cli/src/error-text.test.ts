@@ -137,7 +137,14 @@ describe('the libraries', () => {
       return name.endsWith('.ts') && !name.endsWith('.test.ts') ? [path] : [];
     });
   }
-  const LIBRARIES = ['core', 'store-fs', 'backend-ssh', 'backend-slurm', 'backend-command'];
+  const LIBRARIES = [
+    'core',
+    'store-fs',
+    'backend-ssh',
+    'backend-slurm',
+    'backend-command',
+    'backend-gridengine',
+  ];
   const ADVICE = [
     /\byonder (submit|list|status|wait|logs|cancel|profile|plugins)\b/,
     /\bnpm install\b/,

@@ -74,6 +74,6 @@ describe('the profile JSON Schema', () => {
         (entry: { if: { properties: { backend: { const: string } } } }) =>
           entry.if.properties.backend.const,
       ),
-    ).toEqual(['command', 'local', 'slurm', 'ssh']);
+    ).toEqual(['command', 'gridengine', 'local', 'slurm', 'ssh']);
   });
 });

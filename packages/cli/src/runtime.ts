@@ -32,6 +32,7 @@ export const BUNDLED_PLUGINS: ReadonlyArray<{
   { package: '@yonder/backend-ssh', backends: ['ssh'], transports: ['ssh', 'ssh2', 'openssh'] },
   { package: '@yonder/backend-slurm', backends: ['slurm'], transports: [] },
   { package: '@yonder/backend-command', backends: ['command'], transports: [] },
+  { package: '@yonder/backend-gridengine', backends: ['gridengine'], transports: [] },
 ];
 
 /** The outcome of loading one plugin package. */

@@ -48,6 +48,8 @@ export {
   spawnCli,
 } from './run-cli.js';
 export {
+  GRIDENGINE_SCRIPT,
+  requireGridEngine,
   requireSlurm,
   requireSshHosts,
   SLURM_SCRIPT,

@@ -1,5 +1,5 @@
 /**
- * The shared test services, a one-node Slurm and sshd hosts on loopback, reached through the
+ * The shared test services, a one-node Slurm, a one-node Grid Engine and sshd hosts on loopback, reached through the
  * repository's own scripts: is one up (fail, never skip, naming the command that starts it),
  * control it, read the sshd hosts' paths.
  */
@@ -9,8 +9,9 @@ import { REPOSITORY_ROOT } from './repository.js';
 
 export const SLURM_SCRIPT = join(REPOSITORY_ROOT, 'scripts/slurm-cluster.sh');
 export const SSH_HOSTS_SCRIPT = join(REPOSITORY_ROOT, 'scripts/sshd-hosts.sh');
+export const GRIDENGINE_SCRIPT = join(REPOSITORY_ROOT, 'scripts/gridengine-cluster.sh');
 
-const QUIET = { YONDER_SLURM_QUIET: '1', YONDER_SSH_QUIET: '1' };
+const QUIET = { YONDER_SLURM_QUIET: '1', YONDER_SSH_QUIET: '1', YONDER_GRIDENGINE_QUIET: '1' };
 
 /** Run `bash SCRIPT COMMAND ARGS…` (start, stop-ctld, kill-connections, …); throws if it fails. */
 export function serviceCommand(script: string, command: string, ...args: string[]): void {
@@ -37,6 +38,17 @@ export function requireSlurm(): void {
   if (serviceStatus(SLURM_SCRIPT) !== 0)
     throw new Error(
       'The Slurm test cluster is not running. Start it as root with: bash scripts/slurm-cluster.sh start',
+    );
+}
+
+/**
+ * Fail (never skip) when the Grid Engine test cluster is down. (@yonder/backend-gridengine's own
+ * tests have their own copy: that package imports nothing of yonder's but the public kit.)
+ */
+export function requireGridEngine(): void {
+  if (serviceStatus(GRIDENGINE_SCRIPT) !== 0)
+    throw new Error(
+      'The Grid Engine test cluster is not running. Start it as root with: bash scripts/gridengine-cluster.sh start',
     );
 }
 

@@ -4,6 +4,7 @@
  * cache, log tails, bounded buffers, path mapping, validation helpers, process identity and
  * state names. Nothing here changes a job's state; the JobManager alone does.
  */
+export { chunks, commandFailure } from '../backend/command-output.js';
 export { exitObservation } from '../backend/exit-observation.js';
 export { readLogFile } from '../backend/local/read-log-file.js';
 export {
@@ -171,4 +172,8 @@ export {
   parseExternalId,
   trimTrailingSlash,
 } from '../validation/validate-fields.js';
-export { validateJobSpec, validateResources } from '../validation/validate-job-spec.js';
+export {
+  timeLimitSeconds,
+  validateJobSpec,
+  validateResources,
+} from '../validation/validate-job-spec.js';

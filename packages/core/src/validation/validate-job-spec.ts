@@ -131,3 +131,24 @@ export function validateJobSpec(spec: JobSpec): ValidationIssue[] {
     issues.push(...validateContainerFields(spec.container, 'container'));
   return issues;
 }
+
+/**
+ * A job's wall-clock limit (`resources.time`, in Slurm's forms: `MM`, `MM:SS`, `HH:MM:SS`,
+ * `D-HH`, `D-HH:MM`, `D-HH:MM:SS`) in seconds, for schedulers that take seconds (Grid Engine's
+ * `h_rt`); null when the text is not one of those forms.
+ */
+export function timeLimitSeconds(time: string): number | null {
+  if (!TIME.test(time)) return null;
+  const [days, clock] = time.includes('-') ? time.split('-') : [undefined, time];
+  const parts = (clock as string).split(':').map(Number);
+  if (days !== undefined) {
+    const [hours = 0, minutes = 0, seconds = 0] = parts;
+    return ((Number(days) * 24 + hours) * 60 + minutes) * 60 + seconds;
+  }
+  if (parts.length === 3) {
+    const [hours, minutes, seconds] = parts as [number, number, number];
+    return (hours * 60 + minutes) * 60 + seconds;
+  }
+  const [minutes, seconds = 0] = parts as [number, number?];
+  return minutes * 60 + seconds;
+}
