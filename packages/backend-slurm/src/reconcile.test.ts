@@ -241,6 +241,37 @@ describe('reconcile: squeue and sacct', () => {
     });
   });
 
+  it('takes a live accounting row beside a squeue that listed nothing at all as a failed query, never an absence', () => {
+    for (const state of ['RUNNING', 'PENDING']) {
+      const live = sacct(`77|77|yonder-x|${state}|0:0|\n`);
+      for (const files of [started, notStarted]) {
+        expect(
+          reconcile(job('77', 'yonder-x', 'running'), {
+            queued: undefined,
+            queueEmpty: true,
+            accounting: live,
+            files,
+          }),
+        ).toEqual({
+          kind: 'query-failed',
+          source: 'squeue',
+          error: {
+            code: 'E_SCHEDULER_UNAVAILABLE',
+            message: `squeue listed no job at all while sacct says Slurm job 77 is ${state}: contradicting answers, taken as a failed query`,
+          },
+        });
+      }
+    }
+    // A finished record beside the empty squeue is no contradiction: the job ended.
+    expect(
+      reconcile(job('77', 'yonder-x', 'running'), {
+        queueEmpty: true,
+        accounting: sacct('77|77|yonder-x|COMPLETED|0:0|\n'),
+        files: exited(0),
+      }),
+    ).toMatchObject({ kind: 'found', state: 'succeeded' });
+  });
+
   it('keeps REVOKED open: unknown while squeue lists it, absent (not cancelled) once only sacct has it', () => {
     const revoked = new Map([
       [
