@@ -24,7 +24,7 @@ import { sbatchOptions, schedulerOptionIssues, slurmJobName } from './sbatch-opt
 import { CWD_PROBLEMS, SUBMIT_SCRIPT } from './scripts.js';
 import { CANCEL_TIMEOUT_MS, commandFailure, slurmCommand } from './slurm-command.js';
 import type { SlurmOptions } from './slurm-options.js';
-import { slurmProbe, slurmWorkdir } from './slurm-probe.js';
+import { slurmProbe, slurmWorkdir, submitBlockers } from './slurm-probe.js';
 
 /** SUBMIT_ONE's exit statuses for a container it refused (container_check). */
 const CONTAINER_REFUSED = new Set([30, 31, 32]);
@@ -66,10 +66,11 @@ export async function slurmSubmit(
   if (!first) return [];
   const { options } = context;
   const report = await slurmProbe(first.profile, options, context, false);
-  if (!report.ok) {
+  const blockers = submitBlockers(report);
+  if (blockers.length > 0) {
     const error = new YonderError(
       'E_SCHEDULER_UNAVAILABLE',
-      `Slurm is not usable here: ${report.problems.join('; ')}`,
+      `Slurm is not usable here: ${blockers.join('; ')}`,
     );
     return requests.map(() => ({ error }));
   }
