@@ -75,13 +75,15 @@ export function transition(
 }
 
 const CANCEL_SIGNALS = new Set(['SIGTERM', 'SIGKILL', 'SIGINT', 'SIGHUP']);
+/** The exit statuses a shell reports for a job killed by the signals a cancel sends. */
+const CANCEL_EXIT_STATUSES: Readonly<Record<number, string>> = { 143: 'SIGTERM', 137: 'SIGKILL' };
 
 function diedOfCancelSignal(observation: {
   signal?: string | null;
   exitCode?: number | null;
 }): boolean {
   if (observation.signal && CANCEL_SIGNALS.has(observation.signal)) return true;
-  return observation.exitCode === 143 || observation.exitCode === 137;
+  return CANCEL_EXIT_STATUSES[observation.exitCode ?? -1] !== undefined;
 }
 
 /**
@@ -157,6 +159,7 @@ export function applyObservation(
   let to = observation.state;
   let reason = observation.reason ?? null;
   let failureKind = observation.failureKind ?? null;
+  let signal = observation.signal ?? null;
   if (isTerminal(to) && job.cancel) {
     // Ended by a cancel: one the target reports, or one that reached the job before its end.
     const user = job.cancel.reason === 'user';
@@ -164,6 +167,10 @@ export function applyObservation(
       to === 'cancelled' ||
       (!endedBeforeCancel(job.cancel, observation) &&
         ((user && to === 'succeeded') || (to === 'failed' && diedOfCancelSignal(observation))));
+    // An exit status alone does not say a signal killed the job (`exit 143` gives it too); a
+    // job that ended with 143 or 137 after the TERM or KILL of a cancel reached it died of it.
+    if (byCancel && to === 'failed')
+      signal = signal ?? CANCEL_EXIT_STATUSES[observation.exitCode ?? -1] ?? null;
     if (byCancel && user) {
       to = 'cancelled';
       reason = reason ?? 'cancelled';
@@ -187,7 +194,7 @@ export function applyObservation(
       nativeState: observation.nativeState,
       reason,
       exitCode: observation.exitCode ?? null,
-      signal: observation.signal ?? null,
+      signal,
       failureKind,
       ...(observation.startedAt ? { startedAt: observation.startedAt } : {}),
       ...(observation.endedAt ? { endedAt: observation.endedAt } : {}),
