@@ -37,6 +37,14 @@ export function transition(
   const at = now.toISOString();
   const nativeState = fields.nativeState === undefined ? job.nativeState : fields.nativeState;
   const changed = job.state !== to || job.nativeState !== nativeState;
+  // The run that counts is the latest: a job that was pending again after it started (a
+  // requeue) and reports a later start is a rerun, and its start replaces the first one's.
+  const rerun =
+    job.state === 'pending' &&
+    !!job.startedAt &&
+    !!fields.startedAt &&
+    Date.parse(fields.startedAt) > Date.parse(job.startedAt);
+  const newStart = fields.startedAt && (!job.startedAt || rerun) ? fields.startedAt : undefined;
   const next: JobRecord = {
     ...job,
     state: to,
@@ -51,6 +59,7 @@ export function transition(
             source: fields.source,
             nativeState,
             ...(fields.reason ? { reason: fields.reason } : {}),
+            ...(newStart ? { startedAt: newStart } : {}),
           },
         ]
       : job.history,
@@ -59,7 +68,7 @@ export function transition(
     next.pendingSince = job.state === 'pending' && job.pendingSince ? job.pendingSince : at;
   else next.pendingSince = null;
   if (fields.reason !== undefined) next.reason = fields.reason;
-  if (fields.startedAt && !job.startedAt) next.startedAt = fields.startedAt;
+  if (newStart) next.startedAt = newStart;
   if (isTerminal(to)) {
     // The job's own end when its target recorded one; when yonder saw it, beside it.
     next.finishedAt = fields.endedAt ?? at;
