@@ -162,10 +162,13 @@ describe('slurm backend against the test cluster', () => {
       ...Array.from({ length: 5 }, () => ({ argv: ['true'] })),
     ];
     const jobs = await manager.submitMany(specs, { profile: 'hpc' });
-    // One remote command submitted all seven that could be sent (the others were the probe's).
+    // One remote command submitted all eight (the others were the probe's): the submit
+    // script's arguments are the bin directory, the number of jobs and their payload bytes.
     expect(
-      transport.commands.filter((args) => args.some((arg) => arg.startsWith('#!/bin/sh'))),
-    ).toHaveLength(1);
+      transport.commands.filter(
+        (args) => /^\d+$/.test(args[1] ?? '') && /^\d+$/.test(args[2] ?? ''),
+      ),
+    ).toEqual([expect.arrayContaining(['', '8'])]);
     expect(jobs.map((job) => job.state)).toEqual([
       'pending',
       'failed',
