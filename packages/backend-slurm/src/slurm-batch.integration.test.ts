@@ -2,7 +2,13 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { JobSpec, Profile, SubmitRequestV1 } from '@yonder/core';
+import {
+  type JobSpec,
+  type Profile,
+  type RunOptionsV1,
+  type SubmitRequestV1,
+  YonderError,
+} from '@yonder/core';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createSlurmBackend } from './slurm-backend.js';
 import { SUBMIT_PART_JOBS } from './slurm-submit.js';
@@ -25,6 +31,42 @@ afterEach(() => {
 function submitCommands(commands: readonly string[][], binDir: string): number {
   // Each submit command's arguments start with the bin directory and the number of jobs.
   return commands.filter((args) => args[0] === binDir && /^\d+$/.test(args[1] ?? '')).length;
+}
+
+/** The backend, a shim sbatch that accepts every job without asking Slurm (ids 9000001, …), and requests. */
+function fakeSbatch() {
+  const shims = createSlurmShims();
+  const counter = join(mkdtempSync(join(tmpdir(), 'yonder-sbatch-count-')), 'n');
+  shims.behave(
+    'sbatch',
+    `if [ "$1" = --version ]; then exec "$real" "$@"; fi
+n=$(cat '${counter}' 2>/dev/null || echo 0); n=$((n + 1)); echo "$n" > '${counter}'; echo $((9000000 + n))`,
+  );
+  const profile: Profile = {
+    name: 'hpc',
+    backend: 'slurm',
+    workdir: workdir(),
+    options: { binDir: shims.binDir },
+  };
+  const request = (index: number, argv: string[]): SubmitRequestV1 => ({
+    id: `job${String(index).padStart(8, '0')}`,
+    name: 'many',
+    marker: `yonder:${index}`,
+    createdAt: new Date().toISOString(),
+    argv,
+    env: { N: String(index) },
+    secrets: {},
+    resources: {},
+    schedulerOptions: [],
+    profile,
+  });
+  return {
+    shims,
+    profile,
+    request,
+    backend: createSlurmBackend(),
+    state: mkdtempSync(join(tmpdir(), 'yonder-slurm-state-')),
+  };
 }
 
 describe('submit --batch of many jobs', () => {
@@ -82,35 +124,11 @@ describe('submit --batch of many jobs', () => {
   }, 120_000);
 
   it('10,000 jobs through a shim sbatch: every one answered, in parts of at most 200', async () => {
-    const shims = createSlurmShims();
-    const counter = join(mkdtempSync(join(tmpdir(), 'yonder-sbatch-count-')), 'n');
-    // An sbatch that accepts every job without asking Slurm: ids 9000001, 9000002, …
-    shims.behave(
-      'sbatch',
-      `if [ "$1" = --version ]; then exec "$real" "$@"; fi
-n=$(cat '${counter}' 2>/dev/null || echo 0); n=$((n + 1)); echo "$n" > '${counter}'; echo $((9000000 + n))`,
-    );
+    const { shims, profile, request, backend, state } = fakeSbatch();
     const transport = countingTransport();
-    const backend = createSlurmBackend();
-    const state = mkdtempSync(join(tmpdir(), 'yonder-slurm-state-'));
-    const profile: Profile = {
-      name: 'hpc',
-      backend: 'slurm',
-      workdir: workdir(),
-      options: { binDir: shims.binDir },
-    };
-    const requests: SubmitRequestV1[] = Array.from({ length: 10_000 }, (_, index) => ({
-      id: `job${String(index).padStart(8, '0')}`,
-      name: 'many',
-      marker: `yonder:${index}`,
-      createdAt: new Date().toISOString(),
-      argv: ['true', String(index), "it's $(x)"],
-      env: { N: String(index) },
-      secrets: {},
-      resources: {},
-      schedulerOptions: [],
-      profile,
-    }));
+    const requests = Array.from({ length: 10_000 }, (_, index) =>
+      request(index, ['true', String(index), "it's $(x)"]),
+    );
     const outcomes = await backend.submitMany?.(requests, {
       transport,
       options: { binDir: shims.binDir },
@@ -124,4 +142,62 @@ n=$(cat '${counter}' 2>/dev/null || echo 0); n=$((n + 1)); echo "$n" > '${counte
     expect(submitCommands(transport.commands, shims.binDir)).toBe(10_000 / SUBMIT_PART_JOBS);
     expect(readdirSync(profile.workdir as string)).toHaveLength(10_000);
   }, 1_200_000);
+
+  it('once a part gets no answer, or the submit is interrupted, no further part is sent and those jobs are not submitted', async () => {
+    const { shims, request, backend, state } = fakeSbatch();
+    // Each job's arguments (2 × 100 KiB) fill a part of their own.
+    const big = (index: number) =>
+      request(index, ['echo', 'a'.repeat(100 * 1024), 'b'.repeat(100 * 1024)]);
+    const inner = countingTransport();
+    let submitted = 0;
+    const controller = new AbortController();
+    const interrupting = {
+      ...inner,
+      async runScript(script: string, args: readonly string[], options?: RunOptionsV1) {
+        const result = await inner.runScript(script, args, options);
+        if (args[0] === shims.binDir && /^\d+$/.test(args[1] ?? '')) {
+          submitted += 1;
+          controller.abort();
+        }
+        return result;
+      },
+    };
+    const interrupted = await backend.submitMany?.([big(0), big(1), big(2)], {
+      transport: interrupting,
+      options: { binDir: shims.binDir },
+      stateDirectory: state,
+      signal: controller.signal,
+    });
+    expect(submitted).toBe(1);
+    expect(interrupted?.[0]).toMatchObject({ externalId: '9000001' });
+    for (const outcome of interrupted?.slice(1) ?? [])
+      expect(outcome).toMatchObject({
+        error: {
+          code: 'E_SUBMIT_FAILED',
+          message: 'the submit was interrupted before this job was sent; nothing was submitted.',
+        },
+      });
+    // A part whose command gets no answer: its job's outcome is unknown, the rest not sent.
+    const lost = {
+      ...inner,
+      async runScript(script: string, args: readonly string[], options?: RunOptionsV1) {
+        if (args[0] === shims.binDir && /^\d+$/.test(args[1] ?? ''))
+          throw new YonderError('E_TRANSPORT', 'the connection was lost');
+        return inner.runScript(script, args, options);
+      },
+    };
+    const unanswered = await backend.submitMany?.([big(3), big(4)], {
+      transport: lost,
+      options: { binDir: shims.binDir },
+      stateDirectory: state,
+    });
+    expect(unanswered?.[0]).toMatchObject({ error: { code: 'E_TRANSPORT' } });
+    expect(unanswered?.[1]).toMatchObject({
+      error: {
+        code: 'E_SUBMIT_FAILED',
+        message:
+          'not sent, since an earlier part of the batch got no answer (the connection was lost); nothing was submitted.',
+      },
+    });
+  }, 120_000);
 });
