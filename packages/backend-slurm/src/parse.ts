@@ -211,12 +211,26 @@ export function slurmObservation(
   const parsed = parseExitCode(details.exitCode ?? '');
   let signal = parsed.signal;
   // Only a job that ran to its end has an exit code: not one killed by a signal, timed out or cancelled.
-  const exitCode =
+  let exitCode =
     normalised.state === 'succeeded'
       ? 0
       : signal !== null || normalised.state === 'cancelled' || normalised.reason === 'timeout'
         ? null
         : parsed.exitCode;
+  // sacct up to 25.05 shows a status of 128 or more reduced by 128 (`exit 137` as `9:0`): a
+  // code below 128 may be either, so it is named with both and recorded as no code at all
+  // (the wrapper's exit-code file, when there is one, gives the exact status).
+  let ambiguous: string | null = null;
+  if (
+    normalised.state === 'failed' &&
+    source === 'sacct' &&
+    exitCode !== null &&
+    exitCode > 0 &&
+    exitCode < 128
+  ) {
+    ambiguous = `exit code ${exitCode} or ${exitCode + 128} (Slurm's accounting shows exit codes of 128 and more reduced by 128)`;
+    exitCode = null;
+  }
   let failureKind: FailureKind | null = normalised.failureKind;
   let reason = normalised.reason;
   if (normalised.state === 'failed') {
@@ -227,7 +241,9 @@ export function slurmObservation(
       signal = null;
     }
     if (reason === null)
-      reason = signal ? `killed by ${signal}` : exitCode !== null ? `exit code ${exitCode}` : null;
+      reason = signal
+        ? `killed by ${signal}`
+        : (ambiguous ?? (exitCode !== null ? `exit code ${exitCode}` : null));
   }
   if (normalised.state === 'pending' && details.reason && details.reason !== 'None')
     reason = details.reason;

@@ -38,6 +38,8 @@ const unreachable: QueryFailure = {
     message: `sacct failed: ${fixture('sacct-unreachable.stderr.txt')}`,
   },
 };
+/** sacct's words for a code that may have been reduced by 128. */
+const REDUCED = "(Slurm's accounting shows exit codes of 128 and more reduced by 128)";
 /** The wrapper never started (a pending job, or one whose node never ran it). */
 const notStarted: WrapperFiles = { run: 0, started: false, exitCode: null };
 /** The wrapper started and has recorded no end (running, or killed before it could). */
@@ -108,9 +110,10 @@ describe('reconcile: squeue and sacct', () => {
       kind: 'found',
       state: 'failed',
       nativeState: 'FAILED',
-      exitCode: 3,
+      // Without the wrapper's file: 3 or 131, as sacct up to 25.05 shows both alike.
+      exitCode: null,
       signal: null,
-      reason: 'exit code 3',
+      reason: `exit code 3 or 131 ${REDUCED}`,
       failureKind: 'application',
       source: 'sacct',
       endedOnItsOwn: true,
@@ -219,9 +222,12 @@ describe('reconcile: squeue and sacct', () => {
       failureKind: 'application',
       source: 'sacct',
     });
+    // `exit 137` without the wrapper's file: sacct's 9:0 is not taken for exit code 9.
     expect(observe(job('36', 'yf-exit137'), accounting, notStarted, new Map())).toMatchObject({
       state: 'failed',
-      exitCode: 9,
+      exitCode: null,
+      signal: null,
+      reason: `exit code 9 or 137 ${REDUCED}`,
       source: 'sacct',
     });
   });
@@ -239,6 +245,37 @@ describe('reconcile: squeue and sacct', () => {
       detail:
         'accounting says RUNNING but squeue no longer lists the job, and its wrapper has recorded no end',
     });
+  });
+
+  it('takes a live accounting row beside a squeue that listed nothing at all as a failed query, never an absence', () => {
+    for (const state of ['RUNNING', 'PENDING']) {
+      const live = sacct(`77|77|yonder-x|${state}|0:0|\n`);
+      for (const files of [started, notStarted]) {
+        expect(
+          reconcile(job('77', 'yonder-x', 'running'), {
+            queued: undefined,
+            queueEmpty: true,
+            accounting: live,
+            files,
+          }),
+        ).toEqual({
+          kind: 'query-failed',
+          source: 'squeue',
+          error: {
+            code: 'E_SCHEDULER_UNAVAILABLE',
+            message: `squeue listed no job at all while sacct says Slurm job 77 is ${state}: contradicting answers, taken as a failed query`,
+          },
+        });
+      }
+    }
+    // A finished record beside the empty squeue is no contradiction: the job ended.
+    expect(
+      reconcile(job('77', 'yonder-x', 'running'), {
+        queueEmpty: true,
+        accounting: sacct('77|77|yonder-x|COMPLETED|0:0|\n'),
+        files: exited(0),
+      }),
+    ).toMatchObject({ kind: 'found', state: 'succeeded' });
   });
 
   it('keeps REVOKED open: unknown while squeue lists it, absent (not cancelled) once only sacct has it', () => {
@@ -316,8 +353,9 @@ describe('reconcile: the wrapper’s own evidence', () => {
       state: 'failed',
       nativeState: 'FAILED',
       exitCode: 137,
-      signal: 'SIGKILL',
-      reason: 'killed by SIGKILL',
+      // A status of 137 is an `exit 137` as much as a SIGKILL: no signal is claimed.
+      signal: null,
+      reason: 'exit code 137 (or killed by SIGKILL)',
       source: 'sacct',
     });
     // The wrapper saw its job die of the TERM Slurm sends at the time limit: still a timeout.
@@ -358,7 +396,8 @@ describe('reconcile: the wrapper’s own evidence', () => {
     });
     expect(observe(job('35', 'yf-exit3'), accounting, unreadable, gone)).toMatchObject({
       state: 'failed',
-      exitCode: 3,
+      exitCode: null,
+      reason: `exit code 3 or 131 ${REDUCED}`,
       source: 'sacct',
     });
   });
@@ -375,7 +414,7 @@ describe('reconcile: the job’s own times and whether it ended on its own', () 
   it('a finished job starts and ends when sacct says, to the second, and ended on its own', () => {
     expect(timed(job('1213', 'yt2-exit3', 'running'))).toMatchObject({
       state: 'failed',
-      exitCode: 3,
+      exitCode: null,
       startedAt: '2026-12-01T14:10:04.000Z',
       endedAt: '2026-12-01T14:10:05.000Z',
       endedOnItsOwn: true,

@@ -29,6 +29,11 @@ export interface WrapperFiles {
 export interface SlurmEvidence {
   /** squeue's row for the job's Slurm id, if it listed one (whatever its name). */
   readonly queued?: SqueueRow | undefined;
+  /**
+   * Whether squeue listed no job at all. Then a job that accounting says is live (running or
+   * pending) is a contradiction between the two, not a sign that the job is gone.
+   */
+  readonly queueEmpty?: boolean;
   /** sacct's rows by Slurm id, or why its answer does not count. */
   readonly accounting: { readonly rows: ReadonlyMap<string, SacctRow> } | QueryFailure;
   /** The wrapper's files, or why they could not be read. */
@@ -47,8 +52,10 @@ function failed(source: string, error: QueryFailure['error']): ObservationV1 {
  * failed, or an answer that cannot be true (no accounting record for a job that started or was
  * running), is a failed query that changes nothing. The job is absent only when no source
  * vouches for it: a record whose name is not the one yonder gave the job is not ours, and an
- * accounting row that still says RUNNING for a job squeue dropped (a runaway record) does not
- * vouch for it either, so the manager's absence rule (time and healthy misses) applies.
+ * accounting row that still says RUNNING for a job squeue dropped while listing others (a
+ * runaway record) does not vouch for it either, so the manager's absence rule (time and healthy
+ * misses) applies. The same row beside a squeue that listed nothing at all contradicts it: a
+ * failed query.
  */
 export function reconcile(job: BackendJobV1, evidence: SlurmEvidence): ObservationV1 {
   const observation = weigh(job, evidence);
@@ -113,7 +120,15 @@ function weigh(job: BackendJobV1, evidence: SlurmEvidence): ObservationV1 {
     return fromAccounting;
   if (files?.exitCode != null) return withExitCode(files.exitCode, ended);
   if (ended) {
-    if (ended.source === 'sacct' || ended.state === 'succeeded') return ended;
+    // Slurm's own CANCELLED for a job yonder asked to cancel needs no accounting to confirm
+    // it: the accepted cancel is the evidence of the end (a run that left an exit code was
+    // settled above).
+    if (
+      ended.source === 'sacct' ||
+      ended.state === 'succeeded' ||
+      (ended.state === 'cancelled' && job.cancelRequested)
+    )
+      return ended;
     return failed(
       'sacct',
       accountingError ?? {
@@ -124,6 +139,14 @@ function weigh(job: BackendJobV1, evidence: SlurmEvidence): ObservationV1 {
   }
   if (accountingError) return failed('sacct', accountingError);
   if ('error' in evidence.files) return failed('job-directory', evidence.files.error);
+  if (row && evidence.queueEmpty) {
+    // The scheduler's own "running" is evidence of life: a squeue that lists nothing beside it
+    // is an unhealthy answer (a sick controller, a lost job table), not the job's absence.
+    return failed('squeue', {
+      code: 'E_SCHEDULER_UNAVAILABLE',
+      message: `squeue listed no job at all while sacct says Slurm job ${id} is ${row.state}: contradicting answers, taken as a failed query`,
+    });
+  }
   if (row) {
     return {
       kind: 'absent',

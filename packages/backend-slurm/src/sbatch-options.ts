@@ -1,5 +1,5 @@
 /** What sbatch is told about a job: its name, its options, and the scheduler options yonder keeps for itself. */
-import type { SubmitRequestV1, ValidationIssue } from '@yonder/core';
+import type { Resources, SubmitRequestV1, ValidationIssue } from '@yonder/core';
 import type { SlurmOptions } from './slurm-options.js';
 
 const SETS_LOG = 'yonder sets the job’s log itself';
@@ -110,11 +110,18 @@ export function sbatchOptions(
   jobName: string,
   options: SlurmOptions,
 ): string[] {
-  const { resources } = request;
   const out = [`--job-name=${jobName}`, `--comment=${request.marker}`];
   out.push(`--export=${options.export ?? 'ALL'}`);
   if (!options.requeue) out.push('--no-requeue');
   if (request.cwd) out.push(`--chdir=${request.cwd}`);
+  out.push(...resourceOptions(request.resources));
+  out.push(...request.schedulerOptions);
+  return out;
+}
+
+/** sbatch options for a job's resources. */
+export function resourceOptions(resources: Resources): string[] {
+  const out: string[] = [];
   if (resources.time !== undefined) out.push(`--time=${resources.time}`);
   if (resources.cpus !== undefined) out.push(`--cpus-per-task=${resources.cpus}`);
   if (resources.memory !== undefined) out.push(`--mem=${resources.memory}`);
@@ -123,6 +130,5 @@ export function sbatchOptions(
   if (resources.partition !== undefined) out.push(`--partition=${resources.partition}`);
   if (resources.account !== undefined) out.push(`--account=${resources.account}`);
   if (resources.qos !== undefined) out.push(`--qos=${resources.qos}`);
-  out.push(...request.schedulerOptions);
   return out;
 }

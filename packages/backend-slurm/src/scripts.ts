@@ -80,9 +80,9 @@ export const CWD_PROBLEMS: Readonly<Record<number, string>> = {
 
 /**
  * Submit one job (run in a subshell, so its `exit` ends only it): check the working
- * directory, prepare the job's directory from stdin, write the batch script, run
- * `sbatch --parsable`. Arguments: work directory (empty: $HOME/.yonder/slurm), job id,
- * payload lengths, the batch script text, the job's working directory (empty: none), `1` to
+ * directory, prepare the job's directory from stdin, write the batch script (`$batch`, set
+ * once for the whole batch), run `sbatch --parsable`. Arguments: work directory (empty:
+ * $HOME/.yonder/slurm), job id, payload lengths, the job's working directory (empty: none), `1` to
  * keep the secrets for reruns, the container's runtime (empty: none), image and number of bind
  * sources, the sources (`container_check`), the number of sbatch options that follow; then the
  * options; then the job's argv (in a container, the launcher's arguments after the runtime and
@@ -92,7 +92,7 @@ export const CWD_PROBLEMS: Readonly<Record<number, string>> = {
  * container (its runtime, image, a bind source) cannot be, nothing made.
  */
 const SUBMIT_ONE = `submit_one() {
-  w=$1; id=$2; lengths=$3; script=$4; cwd=$5; keep=$6; crt=$7; cimage=$8; cn=$9; shift 9
+  w=$1; id=$2; lengths=$3; cwd=$4; keep=$5; crt=$6; cimage=$7; cn=$8; shift 8
   if [ -n "$cwd" ]; then
     [ -e "$cwd" ] || return 20
     [ -d "$cwd" ] || return 21
@@ -106,7 +106,7 @@ ${PREPARE_JOB_DIRECTORY}
   if [ "$keep" = 1 ] && [ -f "$d/secrets.sh" ]; then
     mv -f -- "$d/secrets.sh" "$d/secrets.keep" || { rm -rf -- "$d"; return 18; }
   fi
-  printf '%s' "$script" > "$d/job.sh"
+  printf '%s' "$batch" > "$d/job.sh"
   n=$#; i=0
   while [ "$i" -lt "$k" ]; do a=$1; shift; set -- "$@" "$a"; i=$((i + 1)); done
   set -- "$@" --output="$d/job.log" --open-mode=append "$d/job.sh" "$d" "$cwd"
@@ -125,13 +125,17 @@ ${PREPARE_JOB_DIRECTORY}
  * Submit many jobs in one remote command. After the bin directory: the number of jobs, the
  * total payload bytes, then per job its argument count, its payload bytes and its
  * SUBMIT_ONE arguments. stdin is the payloads, one after the other. Each job's arguments are
- * handed to submit_one by reference (`"${7}"`), so no value is ever parsed by the shell.
- * Prints, per job, `JOB <i> <exit status>`, then `OUT <i> <line>` and `ERR <i> <line>`.
+ * handed to submit_one by reference (`"${7}"`), so no value is ever parsed by the shell. The
+ * batch script is part of this script, not of any job's arguments (they travel as one
+ * command line, which the system bounds). Prints, per job, `START <i>` before anything of
+ * it is done, then `JOB <i> <exit status>`, `OUT <i> <line>` and `ERR <i> <line>`: a job
+ * with no START line was never tried.
  */
 export const SUBMIT_SCRIPT = `${PRELUDE}
 set -u
 ${CONTAINER_CHECK_FUNCTIONS}
 launch='${CONTAINER_LAUNCH_SCRIPT.replaceAll("'", "'\\''")}'
+batch='${BATCH_SCRIPT.replaceAll("'", "'\\''")}'
 ${SUBMIT_ONE}
 count=$1; total=$2; shift 2
 t=$(mktemp -d) || exit 18
@@ -145,6 +149,7 @@ while [ "$job" -lt "$count" ]; do
   input=/dev/null
   if [ "$len" != 0 ]; then tail -c +"$((off + 1))" "$t/payload" | head -c "$len" > "$t/in"; input=$t/in; fi
   off=$((off + len))
+  printf 'START %s\\n' "$job"
   out=$(eval "submit_one $refs" < "$input" 2> "$t/err"); rc=$?
   printf 'JOB %s %s\\n' "$job" "$rc"
   printf '%s\\n' "$out" | while IFS= read -r line; do printf 'OUT %s %s\\n' "$job" "$line"; done

@@ -38,6 +38,8 @@ describe('absence is decided with the target’s own evidence', () => {
     async (_title, sacct, kind) => {
       const { manager, shims } = await shimmedSlurm();
       const { job, release } = await runningHeldJob(manager);
+      // squeue still lists a held job beside it: its answer is healthy, only this job is missing.
+      await heldJob(manager, { schedulerOptions: ['--hold'] });
       shims.behave('squeue', behaviours.forget(job.externalId as string));
       shims.behave('sacct', sacct);
       const before = shims.calls('sacct').length;
@@ -113,7 +115,8 @@ describe('absence is decided with the target’s own evidence', () => {
     // Grace 0: only the manager's count of healthy misses holds the job.
     const { manager, shims } = await shimmedSlurm({ absentGraceSeconds: 0 });
     const { job } = await runningHeldJob(manager);
-    // A runaway record: sacct still says RUNNING, squeue does not list the job, no exit code.
+    await heldJob(manager, { schedulerOptions: ['--hold'] });
+    // A runaway record: sacct still says RUNNING, squeue lists another job but not this one, no exit code.
     shims.behave('squeue', behaviours.forget(job.externalId as string));
     shims.behave('sacct', behaviours.staleRunning);
     const states: string[] = [];
@@ -125,6 +128,32 @@ describe('absence is decided with the target’s own evidence', () => {
       failureKind: 'infrastructure',
     });
   }, 60_000);
+
+  it('a running job stays running while squeue answers empty (exit 0, no error) and sacct says RUNNING: an unhealthy query, not an absence', async () => {
+    // Grace 0: before, the manager's healthy misses alone made the job lost within three polls.
+    const { manager, shims } = await shimmedSlurm({ absentGraceSeconds: 0 });
+    const { job, release } = await runningHeldJob(manager);
+    const running = await manager.store.getJob(job.id);
+    shims.behave('squeue', behaviours.noRows);
+    for (let poll = 0; poll < 5; poll += 1) {
+      const [current] = await manager.status([job.id]);
+      expect(current).toMatchObject({
+        state: 'running',
+        misses: 0,
+        history: running?.history,
+        error: {
+          code: 'E_SCHEDULER_UNAVAILABLE',
+          message: expect.stringContaining(
+            `squeue listed no job at all while sacct says Slurm job ${job.externalId} is RUNNING`,
+          ),
+        },
+      });
+    }
+    shims.behave('squeue', null);
+    release();
+    const { jobs } = await manager.wait([job.id], { timeoutMs: 60_000 });
+    expect(jobs[0]).toMatchObject({ state: 'succeeded', exitCode: 0, error: null });
+  }, 120_000);
 
   it('a job purged from squeue (MinJobAge) that exited 0 succeeds though sacct cannot reach its database', async () => {
     const externalId = (await purged.manager.store.getJob(purgedJob))?.externalId as string;

@@ -2,9 +2,10 @@
 import { type BackendV1, type LogChunkV1, type ValidationIssue, YonderError } from '@yonder/core';
 import { checkAbsolutePath, readRemoteLog, removeJobDirectories } from '@yonder/core/backend-kit';
 import { slurmCancel } from './slurm-cancel.js';
+import { defaultsProblems } from './slurm-defaults-check.js';
 import { type SlurmOptions, SlurmOptionsSchema } from './slurm-options.js';
 import { slurmPoll } from './slurm-poll.js';
-import { slurmProbe } from './slurm-probe.js';
+import { slurmProbe, submitBlockers } from './slurm-probe.js';
 import { slurmRecover } from './slurm-recover.js';
 import { slurmSubmit } from './slurm-submit.js';
 
@@ -82,7 +83,15 @@ export function createSlurmBackend(settings: SlurmBackendSettings = {}): Backend
       return `slurm:${profile.host ?? 'local'}:${options.binDir ?? ''}`;
     },
 
-    probe: (profile, context) => slurmProbe(profile, context.options, context, true),
+    // profile check: the target, and then the profile's own defaults on it.
+    async probe(profile, context) {
+      const report = await slurmProbe(profile, context.options, context, true);
+      if (submitBlockers(report).length > 0) return report;
+      const problems = await defaultsProblems(profile, context.options, context);
+      return problems.length === 0
+        ? report
+        : { ...report, ok: false, problems: [...report.problems, ...problems] };
+    },
 
     async submit(request, context) {
       const [outcome] = await slurmSubmit([request], context);

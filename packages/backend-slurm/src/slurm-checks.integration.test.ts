@@ -53,7 +53,10 @@ describe('checks before sbatch', () => {
     }
     expect(submits(shims.calls('sbatch'))).toEqual([]);
     const { jobs } = await manager.store.listJobs({});
-    expect(jobs.map((job) => job.state)).toEqual(Array(5).fill('failed'));
+    // Refused before submission: the submitter's refusal, not an infrastructure failure.
+    expect(jobs.map(({ state, reason, failureKind }) => ({ state, reason, failureKind }))).toEqual(
+      Array(5).fill({ state: 'failed', reason: 'submit-refused', failureKind: 'submission' }),
+    );
     expect(entries(profile.workdir as string)).toEqual([]);
     // --hold stays allowed.
     const held = await manager.submit(

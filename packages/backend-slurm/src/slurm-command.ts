@@ -23,15 +23,17 @@ const SACCT_FORMAT = `--format=${SACCT_FIELDS.map(([name]) => name).join(',')}`;
 /** How far before the earliest job's creation sacct looks (clocks and queues drift). */
 const SACCT_LOOKBACK_MS = 86_400_000;
 
-/** Run one Slurm command (`sbatch`, `squeue`…) in the clean environment of RUN_SLURM_COMMAND. */
+/** Run one Slurm command (`sbatch`, `squeue`…) in the clean environment of RUN_SLURM_COMMAND, `input` on its stdin. */
 export function slurmCommand(
   context: BackendContextV1,
   options: SlurmOptions,
   argv: readonly string[],
   timeoutMs = QUERY_TIMEOUT_MS,
+  input?: string,
 ): Promise<RunResultV1> {
   return context.transport.runScript(RUN_SLURM_COMMAND, [options.binDir ?? '', ...argv], {
     timeoutMs,
+    ...(input === undefined ? {} : { input }),
   });
 }
 

@@ -66,7 +66,14 @@ export async function slurmPoll(
   for (const job of ended) {
     const found = evidence.get(job.id);
     if (!found) continue;
-    out.set(job.id, reconcile(job, { queued: rows.get(job.externalId as string), ...found }));
+    out.set(
+      job.id,
+      reconcile(job, {
+        queued: rows.get(job.externalId as string),
+        queueEmpty: queue.length === 0,
+        ...found,
+      }),
+    );
   }
   await forgetSecrets(
     context,

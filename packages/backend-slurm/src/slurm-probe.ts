@@ -34,6 +34,21 @@ export function slurmProbe(
   );
 }
 
+/** sacct's answer on a cluster that keeps no accounting at all: a lasting problem. */
+const ACCOUNTING_DISABLED = /accounting storage is disabled/i;
+/** How a probe problem starts when accounting did not answer this time (slurmdbd down, say). */
+const ACCOUNTING_UNREACHABLE = 'Slurm accounting (sacct) does not answer now';
+
+/**
+ * The problems of a probe that make Slurm not usable for a submit: all but accounting that
+ * does not answer now. Jobs run without slurmdbd (slurmctld keeps its messages), and a probe
+ * cached while it answered would let the submit through: the rule is the same whether the
+ * probe is fresh or cached. `profile check` reports every problem.
+ */
+export function submitBlockers(report: ProbeReportV1): string[] {
+  return report.problems.filter((problem) => !problem.startsWith(ACCOUNTING_UNREACHABLE));
+}
+
 /** Where job directories go: the profile's workdir, else ~/.yonder/slurm on the target. */
 export function slurmWorkdir(profile: Profile, report: ProbeReportV1): string {
   return profile.workdir ?? `${String(report.facts.home ?? '')}/.yonder/slurm`;
@@ -99,8 +114,11 @@ async function runProbe(
     ]);
     facts.accounting = !(accounting instanceof Error) && answered(accounting);
     if (!facts.accounting) {
+      const said = accounting instanceof Error ? accounting.message : commandFailure(accounting);
       problems.push(
-        `Slurm accounting (sacct) does not work: ${accounting instanceof Error ? accounting.message : commandFailure(accounting)}. Jobs that leave squeue cannot be resolved.`,
+        ACCOUNTING_DISABLED.test(said)
+          ? `Slurm accounting (sacct) does not work: ${said}. Jobs that leave squeue cannot be resolved.`
+          : `${ACCOUNTING_UNREACHABLE}: ${said}. Jobs that leave squeue are resolved once it answers again.`,
       );
     }
   }

@@ -1,11 +1,13 @@
-/** Submit: many jobs of one target in one remote command that prepares each job's directory and runs sbatch. */
+/** Submit: many jobs of one target, in parts of bounded size, each part one remote command that prepares each job's directory and runs sbatch. */
 import {
   type BackendContextV1,
   getErrorMessage,
   type JsonObject,
   type ProbeReportV1,
+  type RunResultV1,
   type SubmitRequestV1,
   type SubmitResultV1,
+  toYonderError,
   ValidationError,
   YonderError,
 } from '@yonder/core';
@@ -19,15 +21,19 @@ import {
 } from '@yonder/core/backend-kit';
 import { isTransientSbatchFailure, parseSbatchId, sbatchFailure } from './parse.js';
 import { sbatchOptions, schedulerOptionIssues, slurmJobName } from './sbatch-options.js';
-import { BATCH_SCRIPT, CWD_PROBLEMS, SUBMIT_SCRIPT } from './scripts.js';
+import { CWD_PROBLEMS, SUBMIT_SCRIPT } from './scripts.js';
 import { CANCEL_TIMEOUT_MS, commandFailure, slurmCommand } from './slurm-command.js';
 import type { SlurmOptions } from './slurm-options.js';
-import { slurmProbe, slurmWorkdir } from './slurm-probe.js';
+import { slurmProbe, slurmWorkdir, submitBlockers } from './slurm-probe.js';
 
 /** SUBMIT_ONE's exit statuses for a container it refused (container_check). */
 const CONTAINER_REFUSED = new Set([30, 31, 32]);
 /** How long sbatch may take for up to 20 jobs (the batch gets this per 20). */
 const SUBMIT_TIMEOUT_MS = 180_000;
+/** At most this many jobs in one remote command. */
+export const SUBMIT_PART_JOBS = 200;
+/** At most this many bytes of the jobs' arguments in one remote command (a larger job alone). */
+export const SUBMIT_PART_BYTES = 256 * 1024;
 
 /** What the backend keeps with a Slurm job (`data`), handed back on every later call. */
 export interface SlurmJobData extends JsonObject {
@@ -46,8 +52,11 @@ export function slurmJobData(jobDir: string, jobName: string, marker: string): S
 type SubmitOutcome = SubmitResultV1 | { error: YonderError };
 
 /**
- * Submit jobs of one target in one remote command: one SSH round trip for the lot. One outcome
- * per request, in order: its result, or the error that job met.
+ * Submit jobs of one target: one remote command (one SSH round trip) per part of at most
+ * SUBMIT_PART_JOBS jobs and SUBMIT_PART_BYTES of arguments. One outcome per request, in
+ * order: its result, or the error that job met (`E_SUBMIT_FAILED`/`E_SUBMIT_REFUSED` when it
+ * certainly was not submitted, `E_TRANSPORT`/`E_TIMEOUT` when that is not known). Once a part
+ * gets no answer, or the context's signal is aborted, no further part is sent.
  */
 export async function slurmSubmit(
   requests: readonly SubmitRequestV1[],
@@ -57,56 +66,166 @@ export async function slurmSubmit(
   if (!first) return [];
   const { options } = context;
   const report = await slurmProbe(first.profile, options, context, false);
-  if (!report.ok) {
+  const blockers = submitBlockers(report);
+  if (blockers.length > 0) {
     const error = new YonderError(
       'E_SCHEDULER_UNAVAILABLE',
-      `Slurm is not usable here: ${report.problems.join('; ')}`,
+      `Slurm is not usable here: ${blockers.join('; ')}`,
     );
     return requests.map(() => ({ error }));
   }
   const prepared = requests.map((request) => prepare(request, options, report));
-  const sendable = prepared.flatMap((entry, index) =>
-    YonderError.isInstance(entry) ? [] : [{ index, entry }],
-  );
-  const args: string[] = [options.binDir ?? '', String(sendable.length), '0'];
-  let input = '';
-  for (const { entry } of sendable) {
-    args.push(String(entry.args.length), String(Buffer.byteLength(entry.input)), ...entry.args);
-    input += entry.input;
-  }
-  args[2] = String(Buffer.byteLength(input));
   const outcomes: SubmitOutcome[] = prepared.map((entry) =>
     YonderError.isInstance(entry)
       ? { error: entry }
       : { error: new YonderError('E_TRANSPORT', 'sbatch gave no answer for this job.') },
   );
-  if (sendable.length === 0) return outcomes;
-  const result = await context.transport.runScript(SUBMIT_SCRIPT, args, {
-    input,
-    timeoutMs: SUBMIT_TIMEOUT_MS * Math.max(1, Math.ceil(sendable.length / 20)),
-  });
+  const sendable = prepared.flatMap((entry, index) =>
+    YonderError.isInstance(entry) ? [] : [{ index, entry }],
+  );
+  // The batch goes in parts, one remote command each: a command line is bounded by the
+  // system (Linux: 2 MiB for all arguments), and a part that failed is told apart from the
+  // parts that were never sent.
+  let stopped: YonderError | null = null;
+  for (const part of submitParts(sendable)) {
+    if (stopped === null && context.signal?.aborted)
+      stopped = new YonderError(
+        'E_SUBMIT_FAILED',
+        'the submit was interrupted before this job was sent; nothing was submitted.',
+      );
+    if (stopped !== null) {
+      for (const { index } of part) outcomes[index] = { error: stopped };
+      continue;
+    }
+    stopped = await submitPart(part, requests, outcomes, options, context);
+  }
+  return outcomes;
+}
+
+/** A job ready to send: its place among the requests, and what `prepare` made of it. */
+interface Sendable {
+  readonly index: number;
+  readonly entry: Prepared;
+}
+
+type Prepared = Exclude<ReturnType<typeof prepare>, YonderError>;
+
+/** The bytes a job's arguments take on a command line (each with its terminating NUL). */
+function argumentBytes(entry: Prepared): number {
+  return entry.args.reduce((sum, arg) => sum + Buffer.byteLength(arg) + 1, 0);
+}
+
+/**
+ * The jobs in parts of at most SUBMIT_PART_JOBS jobs and SUBMIT_PART_BYTES of arguments (a
+ * job larger than that alone).
+ */
+function submitParts(sendable: readonly Sendable[]): Sendable[][] {
+  const parts: Sendable[][] = [];
+  let part: Sendable[] = [];
+  let bytes = 0;
+  for (const item of sendable) {
+    const size = argumentBytes(item.entry);
+    if (part.length > 0 && (part.length >= SUBMIT_PART_JOBS || bytes + size > SUBMIT_PART_BYTES)) {
+      parts.push(part);
+      part = [];
+      bytes = 0;
+    }
+    part.push(item);
+    bytes += size;
+  }
+  if (part.length > 0) parts.push(part);
+  return parts;
+}
+
+/**
+ * Submit one part in one remote command, setting each of its jobs' outcomes. Returns why the
+ * parts after it are not to be sent (the command did not come back, so whether the target is
+ * still reachable is not known), else null. A job the command never came to (no START line in
+ * an answer that came back whole, or a command that could not be started) was not submitted;
+ * one it was working on when its answer was lost has an unknown outcome.
+ */
+async function submitPart(
+  part: readonly Sendable[],
+  requests: readonly SubmitRequestV1[],
+  outcomes: SubmitOutcome[],
+  options: SlurmOptions,
+  context: BackendContextV1<SlurmOptions>,
+): Promise<YonderError | null> {
+  const args: string[] = [options.binDir ?? '', String(part.length), '0'];
+  let input = '';
+  for (const { entry } of part) {
+    args.push(String(entry.args.length), String(Buffer.byteLength(entry.input)), ...entry.args);
+    input += entry.input;
+  }
+  args[2] = String(Buffer.byteLength(input));
+  let result: RunResultV1 | null = null;
+  let failure: YonderError | null = null;
+  try {
+    result = await context.transport.runScript(SUBMIT_SCRIPT, args, {
+      input,
+      timeoutMs: SUBMIT_TIMEOUT_MS * Math.max(1, Math.ceil(part.length / 20)),
+    });
+  } catch (error) {
+    failure = toYonderError(error, 'E_TRANSPORT');
+  }
+  // Arguments too long for the system (a job with an argument past 128 KiB, say): nothing ran,
+  // so the part is sent again in halves, until the job that is too long is alone.
+  const tooLong = tooLongFor(failure, result);
+  if (tooLong !== null) {
+    if (part.length > 1) {
+      const half = Math.ceil(part.length / 2);
+      return (
+        (await submitPart(part.slice(0, half), requests, outcomes, options, context)) ??
+        (await submitPart(part.slice(half), requests, outcomes, options, context))
+      );
+    }
+    const only = part[0] as Sendable;
+    outcomes[only.index] = {
+      error: new YonderError(
+        'E_SUBMIT_REFUSED',
+        `the job's arguments (${Math.ceil(argumentBytes(only.entry) / 1024)} KiB) are too long for one command on the target (${tooLong}); nothing was submitted. Pass large values in a file or in settings.`,
+      ),
+    };
+    return null;
+  }
+  if (result === null) {
+    const unknown = failure ?? new YonderError('E_TRANSPORT', 'the submit command gave no answer');
+    for (const { index } of part) outcomes[index] = { error: unknown };
+    return new YonderError(
+      'E_SUBMIT_FAILED',
+      `not sent, since an earlier part of the batch got no answer (${unknown.message}); nothing was submitted.`,
+    );
+  }
+  const started = new Set<number>();
   const status = new Map<number, number>();
   const out = new Map<number, string>();
   const err = new Map<number, string>();
   for (const line of result.stdout.split('\n')) {
-    const match = /^(JOB|OUT|ERR) (\d+) ?(.*)$/s.exec(line);
+    const match = /^(START|JOB|OUT|ERR) (\d+) ?(.*)$/s.exec(line);
     if (!match) continue;
     const job = Number(match[2]);
-    if (match[1] === 'JOB') status.set(job, Number(match[3]));
+    if (match[1] === 'START') started.add(job);
+    else if (match[1] === 'JOB') status.set(job, Number(match[3]));
     else {
       const into = match[1] === 'OUT' ? out : err;
       into.set(job, `${into.get(job) ?? ''}${match[3]}\n`);
     }
   }
-  for (const [position, { index, entry }] of sendable.entries()) {
+  // Its whole answer came back unless the output was cut: a job with no START was never tried.
+  const whole = result.exitCode !== null && !result.stdoutTruncated;
+  for (const [position, { index, entry }] of part.entries()) {
     const code = status.get(position);
     const request = requests[index] as SubmitRequestV1;
     if (code === undefined) {
+      const said = commandFailure(result);
       outcomes[index] = {
-        error: new YonderError(
-          'E_TRANSPORT',
-          `The submit script stopped before this job: ${commandFailure(result)}`,
-        ),
+        error:
+          whole && !started.has(position)
+            ? new YonderError(
+                'E_SUBMIT_FAILED',
+                `the submit command ended before this job was tried (${said}); nothing was submitted.`,
+              )
+            : new YonderError('E_TRANSPORT', `The submit script stopped at this job: ${said}`),
       };
       continue;
     }
@@ -122,7 +241,24 @@ export async function slurmSubmit(
       outcomes[index] = { error: error as YonderError };
     }
   }
-  return outcomes;
+  return null;
+}
+
+/**
+ * What the system said when a command's arguments were too long for it (E2BIG: the command
+ * never started here, or the far side's shell could not start it), else null.
+ */
+function tooLongFor(failure: YonderError | null, result: RunResultV1 | null): string | null {
+  const cause = failure?.cause as NodeJS.ErrnoException | undefined;
+  if (cause?.code === 'E2BIG') return 'Argument list too long';
+  if (
+    result !== null &&
+    result.exitCode !== 0 &&
+    !/^START /m.test(result.stdout) &&
+    /Argument list too long/.test(result.stderr)
+  )
+    return 'Argument list too long';
+  return null;
 }
 
 /** The sbatch arguments, payload and Slurm job name of one request (or why it cannot be sent). */
@@ -160,7 +296,6 @@ function prepare(request: SubmitRequestV1, options: SlurmOptions, report: ProbeR
     workdir,
     request.id,
     lengths,
-    BATCH_SCRIPT,
     launch ? '' : (request.cwd ?? ''),
     options.requeue ? '1' : '0',
     ...(launch ? launch.check : ['', '', '0']),

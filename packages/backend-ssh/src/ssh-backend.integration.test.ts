@@ -68,7 +68,7 @@ process.exit(0);`,
     await manager.close();
   }, 60_000);
 
-  it('cancels by process group, and a job killed from outside reports its signal', async () => {
+  it('cancels by process group, and a job killed from outside reports its exit status, naming the signal only as a possibility', async () => {
     const { manager } = sshManager();
     await manager.saveProfile({ ...sshProfile('target'), name: 'box', cancelGraceSeconds: 1 });
     const stubborn = await manager.submit(
@@ -87,7 +87,12 @@ process.exit(0);`,
     await untilJobGone(Number(stubborn.data.pid));
     const killed = await manager.submit({ argv: ['sh', '-c', 'kill -9 $$'] }, { profile: 'box' });
     const { jobs } = await manager.wait([killed.id], { timeoutMs: 20_000 });
-    expect(jobs[0]).toMatchObject({ state: 'failed', exitCode: 137, signal: 'SIGKILL' });
+    expect(jobs[0]).toMatchObject({
+      state: 'failed',
+      exitCode: 137,
+      signal: null,
+      reason: 'exit code 137 (or killed by SIGKILL)',
+    });
     await manager.close();
   }, 60_000);
 

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { requireCliBuild, requireSlurm, runCli } from '@yonder/test-helpers';
@@ -227,4 +227,46 @@ describe('a --secret on Slurm', () => {
     expect((await yonder(['wait', id, '--timeout', '120'])).code).toBe(0);
     expect((await yonder(['logs', id])).stdout).toBe(secret);
   }, 180_000);
+});
+
+describe('submit --batch to Slurm', () => {
+  it('prints the id of each job submitted and none of a job that was not, naming it and why', async () => {
+    const add = await yonder([
+      'profile',
+      'add',
+      'hpc-batch',
+      '--backend',
+      'slurm',
+      '--workdir',
+      join(work, 'batch-jobs'),
+      '--scheduler-option',
+      '--hold',
+    ]);
+    expect(add.code, add.stderr).toBe(0);
+    // Line 2 has an argument past what one command line holds (E2BIG): it alone is refused.
+    const batch = join(work, 'batch.jsonl');
+    writeFileSync(
+      batch,
+      [
+        { argv: ['echo', "it's $(one)"] },
+        { argv: ['echo', 'x'.repeat(200 * 1024)] },
+        { argv: ['echo', '-n', 'three\nlines'] },
+      ]
+        .map((line) => JSON.stringify(line))
+        .join('\n'),
+    );
+    const result = await yonder(['submit', '--batch', batch, '--profile', 'hpc-batch']);
+    expect(result.code).toBe(1);
+    const ids = result.stdout.trim().split('\n');
+    expect(ids).toHaveLength(2);
+    const refused =
+      /line 2: job ([0-9a-f]{12}) was not submitted: the job's arguments \(201 KiB\) are too long for one command on the target/.exec(
+        result.stderr,
+      );
+    expect(refused, result.stderr).not.toBeNull();
+    expect(ids).not.toContain(refused?.[1]);
+    const listed = JSON.parse((await yonder(['status', ...ids, '--json'])).stdout).result;
+    expect(listed.map((job: { state: string }) => job.state)).toEqual(['pending', 'pending']);
+    expect((await yonder(['cancel', ...ids])).code).toBe(0);
+  }, 240_000);
 });

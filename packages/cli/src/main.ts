@@ -16,7 +16,7 @@ Usage:
   yonder submit [--profile P] [--name N] [--settings FILE] [--env K=V]... [--secret NAME]...
                 [--time T] [--cpus N] [--memory M] [--gpus N] [--nodes N] [--partition P]
                 [--account A] [--qos Q] [--scheduler-option ARG]... [--cwd DIR] [--json] -- COMMAND [ARG...]
-  yonder submit --batch FILE|- [--profile P] [--json]   (JSON lines, one job each; one id per line out)
+  yonder submit --batch FILE|- [--profile P] [--json]   (JSON lines, one job each; one id per submitted job out)
   yonder resubmit JOB [--profile P] [--json]
   yonder list [--all] [--state S] [--profile P] [--no-refresh] [--watch] [--json | --format T | -q]   (alias: ls)
   yonder status JOB... [--no-refresh] [--json | --format TEMPLATE | -q]

@@ -20,6 +20,13 @@ export const behaviours = {
   /** What sacct 22.05/23.02 print when slurmdbd cannot be reached, with exit 0 and no rows. */
   databaseError:
     "echo 'sacct: error: Problem talking to the database: Connection refused' >&2; exit 0",
+  /** What sacct 22.05 prints, with exit 1, while slurmdbd is down. */
+  databaseDown: [
+    "echo 'sacct: error: slurm_persist_conn_open_without_init: failed to open persistent connection to host:localhost:6819: Connection refused' >&2",
+    "echo 'sacct: error: Sending PersistInit msg: Connection refused' >&2",
+    "echo 'sacct: error: Problem talking to the database: Connection refused' >&2",
+    'exit 1',
+  ].join('\n'),
   /** squeue that prints no rows and an error on stderr, yet exits 0. */
   squeueError:
     "echo 'squeue: error: slurm_receive_msg: Socket timed out on send/recv operation' >&2; exit 0",

@@ -225,6 +225,23 @@ describe('JobManager', () => {
     });
   });
 
+  it('a spec the backend refuses before sending it is the submitter’s refusal, not an infrastructure failure', async () => {
+    const manager = makeManager();
+    backend.submitError = new YonderError(
+      'E_INVALID_JOB_SPEC',
+      'sbatch cannot be given these options',
+    );
+    await expect(manager.submit({ argv: ['a'] }, { profile: 'q' })).rejects.toMatchObject({
+      code: 'E_INVALID_JOB_SPEC',
+    });
+    const { jobs } = await store.listJobs({});
+    expect(jobs[0]).toMatchObject({
+      state: 'failed',
+      reason: 'submit-refused',
+      failureKind: 'submission',
+    });
+  });
+
   it('a submit whose outcome is unknown is looked up by its marker, never resubmitted', async () => {
     const manager = makeManager();
     backend.submitError = new YonderError('E_TIMEOUT', 'sbatch timed out');

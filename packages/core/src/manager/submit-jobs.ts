@@ -251,7 +251,9 @@ function recordSubmitFailure(
   backend: BackendV1,
 ): Promise<JobRecord> {
   const unknownOutcome = failure.code === 'E_TIMEOUT' || failure.code === 'E_TRANSPORT';
-  const refused = failure.code === 'E_SUBMIT_REFUSED';
+  // The target refused the job, or the backend refused its spec before sending it (a
+  // scheduler option that changes submission itself): the submitter's, not the system's.
+  const refused = failure.code === 'E_SUBMIT_REFUSED' || failure.code === 'E_INVALID_JOB_SPEC';
   return context.store.updateJob(id, (job) => {
     const base: JobRecord = {
       ...job,

@@ -81,6 +81,12 @@ export interface Transition {
   source: string;
   nativeState: string | null;
   reason?: string | null;
+  /**
+   * When the run this transition brought started, as its target recorded it: on the transition
+   * that first gave the job a start, and on each that brought a rerun's (after a requeue), so
+   * the history keeps every run's start while `startedAt` is the latest.
+   */
+  startedAt?: string;
 }
 
 /** The identity of a process, robust to pid reuse. */
@@ -123,7 +129,7 @@ export interface JobRecord {
   createdAt: string;
   updatedAt: string;
   submittedAt: string | null;
-  /** When the job itself started, as its target recorded it; absent until known. */
+  /** When the job itself started (its latest run, after a requeue), as its target recorded it; absent until known. */
   startedAt?: string | null;
   /** When the job ended: the end its target recorded when known, else when yonder noticed it. */
   finishedAt: string | null;

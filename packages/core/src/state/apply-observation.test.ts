@@ -419,6 +419,41 @@ describe('the job’s own times', () => {
     expect(later.startedAt).toBe(started);
   });
 
+  it('after a requeue (pending again), a later start is the run that counts; the history keeps each start', () => {
+    const first = applyObservation(
+      sampleJob({ state: 'pending' }),
+      found('running', 'RUNNING', { startedAt: started }),
+      T1,
+    );
+    const requeued = applyObservation(first, found('pending', 'PENDING'), T1);
+    expect(requeued.startedAt).toBe(started);
+    const rerunStart = '2030-01-01T00:02:30.000Z';
+    const rerun = applyObservation(
+      requeued,
+      found('succeeded', 'COMPLETED', {
+        exitCode: 0,
+        startedAt: rerunStart,
+        endedAt: ended.replace('00:00:40', '00:02:45'),
+      }),
+      T2,
+    );
+    expect(rerun).toMatchObject({ state: 'succeeded', startedAt: rerunStart });
+    expect(Date.parse(rerun.finishedAt as string) - Date.parse(rerun.startedAt as string)).toBe(
+      15_500,
+    );
+    expect(rerun.history.flatMap((entry) => (entry.startedAt ? [entry.startedAt] : []))).toEqual([
+      started,
+      rerunStart,
+    ]);
+    // An earlier start reported after the requeue is not a rerun's.
+    const stale = applyObservation(
+      requeued,
+      found('running', 'RUNNING', { startedAt: started }),
+      T2,
+    );
+    expect(stale.startedAt).toBe(started);
+  });
+
   it('finishedAt is the end the target recorded; noticedAt is when yonder saw it', () => {
     const job = applyObservation(
       sampleJob({ state: 'running' }),

@@ -37,6 +37,14 @@ export function transition(
   const at = now.toISOString();
   const nativeState = fields.nativeState === undefined ? job.nativeState : fields.nativeState;
   const changed = job.state !== to || job.nativeState !== nativeState;
+  // The run that counts is the latest: a job that was pending again after it started (a
+  // requeue) and reports a later start is a rerun, and its start replaces the first one's.
+  const rerun =
+    job.state === 'pending' &&
+    !!job.startedAt &&
+    !!fields.startedAt &&
+    Date.parse(fields.startedAt) > Date.parse(job.startedAt);
+  const newStart = fields.startedAt && (!job.startedAt || rerun) ? fields.startedAt : undefined;
   const next: JobRecord = {
     ...job,
     state: to,
@@ -51,6 +59,7 @@ export function transition(
             source: fields.source,
             nativeState,
             ...(fields.reason ? { reason: fields.reason } : {}),
+            ...(newStart ? { startedAt: newStart } : {}),
           },
         ]
       : job.history,
@@ -59,7 +68,7 @@ export function transition(
     next.pendingSince = job.state === 'pending' && job.pendingSince ? job.pendingSince : at;
   else next.pendingSince = null;
   if (fields.reason !== undefined) next.reason = fields.reason;
-  if (fields.startedAt && !job.startedAt) next.startedAt = fields.startedAt;
+  if (newStart) next.startedAt = newStart;
   if (isTerminal(to)) {
     // The job's own end when its target recorded one; when yonder saw it, beside it.
     next.finishedAt = fields.endedAt ?? at;
@@ -75,13 +84,15 @@ export function transition(
 }
 
 const CANCEL_SIGNALS = new Set(['SIGTERM', 'SIGKILL', 'SIGINT', 'SIGHUP']);
+/** The exit statuses a shell reports for a job killed by the signals a cancel sends. */
+const CANCEL_EXIT_STATUSES: Readonly<Record<number, string>> = { 143: 'SIGTERM', 137: 'SIGKILL' };
 
 function diedOfCancelSignal(observation: {
   signal?: string | null;
   exitCode?: number | null;
 }): boolean {
   if (observation.signal && CANCEL_SIGNALS.has(observation.signal)) return true;
-  return observation.exitCode === 143 || observation.exitCode === 137;
+  return CANCEL_EXIT_STATUSES[observation.exitCode ?? -1] !== undefined;
 }
 
 /**
@@ -168,6 +179,7 @@ export function applyObservation(
   let to = observation.state;
   let reason = observation.reason ?? null;
   let failureKind = observation.failureKind ?? null;
+  let signal = observation.signal ?? null;
   if (isTerminal(to) && job.cancel) {
     // Ended by a cancel: one the target reports, or one that reached the job before its end.
     const user = job.cancel.reason === 'user';
@@ -175,6 +187,10 @@ export function applyObservation(
       to === 'cancelled' ||
       (!endedBeforeCancel(job.cancel, observation) &&
         ((user && to === 'succeeded') || (to === 'failed' && diedOfCancelSignal(observation))));
+    // An exit status alone does not say a signal killed the job (`exit 143` gives it too); a
+    // job that ended with 143 or 137 after the TERM or KILL of a cancel reached it died of it.
+    if (byCancel && to === 'failed')
+      signal = signal ?? CANCEL_EXIT_STATUSES[observation.exitCode ?? -1] ?? null;
     if (byCancel && user) {
       to = 'cancelled';
       reason = reason ?? 'cancelled';
@@ -198,7 +214,7 @@ export function applyObservation(
       nativeState: observation.nativeState,
       reason,
       exitCode: observation.exitCode ?? null,
-      signal: observation.signal ?? null,
+      signal,
       failureKind,
       ...(observation.startedAt ? { startedAt: observation.startedAt } : {}),
       ...(observation.endedAt ? { endedAt: observation.endedAt } : {}),

@@ -19,6 +19,7 @@ const TransitionSchema = Type.Object({
   source: Type.String(),
   nativeState: nullable(Type.String()),
   reason: Type.Optional(nullable(Type.String())),
+  startedAt: Type.Optional(Time),
 });
 
 const IdentitySchema = Type.Object({

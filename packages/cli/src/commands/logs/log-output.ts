@@ -124,7 +124,11 @@ export function endingLine(job: JobRecord): string {
   const details: string[] = [];
   if (job.signal) details.push(`signal ${job.signal}`);
   else if (job.exitCode !== null) details.push(`exit ${job.exitCode}`);
-  if (job.reason && !/^(exit code|killed by) /.test(job.reason) && job.state !== 'succeeded')
-    details.push(job.reason);
+  // A reason that only repeats the exit code or the signal is left out; one that says more
+  // (`exit code 9 or 137 (…)` of a job with no exit code known) is not.
+  const repeats =
+    job.reason?.startsWith('killed by ') ||
+    (job.exitCode !== null && job.reason?.startsWith(`exit code ${job.exitCode}`));
+  if (job.reason && !repeats && job.state !== 'succeeded') details.push(job.reason);
   return `yonder: job ${job.id} ${job.state}${details.length > 0 ? ` (${details.join(', ')})` : ''}\n`;
 }

@@ -43,8 +43,8 @@ ${CONTAINER_HELP}  --no-container         run in no container, whatever the prof
   --batch FILE|-         submit one job per line of FILE (or stdin): JSON objects with the fields
                          argv (required), name, env, settings, resources (or time, cpus, memory,
                          gpus, nodes, partition, account, qos), schedulerOptions, cwd; the options
-                         above are their defaults. Prints one id per line, in order; a job the
-                         target refused is named by its line on stderr (exit 1)
+                         above are their defaults. Prints the id of each job submitted, in order;
+                         a job that was not is named by its line on stderr, with why (exit 1)
   --json                 print the job as JSON (with --batch: an array, one entry per line)
   --format TEMPLATE      print the job through a template, as yonder status does ('{id} {state}')
   -q, --quiet            print the id only (the default; for workflow engines that pass -q)

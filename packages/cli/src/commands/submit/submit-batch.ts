@@ -1,4 +1,4 @@
-/** `yonder submit --batch FILE|-`: one job per JSON line, checked line by line, submitted through core's submitMany (one round trip per target), one id per line out. */
+/** `yonder submit --batch FILE|-`: one job per JSON line, checked line by line, submitted through core's submitMany, one id per submitted job out. */
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import {
@@ -103,8 +103,9 @@ function lineSpec(
 
 /**
  * Submit every line of the batch, in order, through one profile. Nothing is submitted when a
- * line is not a valid job (every bad line is named); a job the target refused is named by its
- * line, the others are submitted. Exit 1 when any was refused.
+ * line is not a valid job (every bad line is named); a job that was not submitted (or whose
+ * submit got no answer) is named by its line on stderr, with why, and its id is not printed;
+ * the others are submitted. Exit 1 when any was not.
  */
 export async function submitBatch(
   file: string,
@@ -156,8 +157,12 @@ export async function submitBatch(
       );
     throw error;
   }
-  const refused = jobs.flatMap((job, index) =>
-    job.state === 'failed' && job.error ? [{ line: lines[index] as number, job }] : [],
+  // A job is submitted unless it failed at submit, or its submit got no answer (it stays
+  // `submitting` with the error, and the next refresh looks for it on the target).
+  const unsubmitted = jobs.flatMap((job, index) =>
+    (job.state === 'failed' || job.state === 'submitting') && job.error
+      ? [{ line: lines[index] as number, job }]
+      : [],
   );
   if (json) {
     io.stdout(
@@ -166,14 +171,25 @@ export async function submitBatch(
           line: lines[index],
           id: job.id,
           state: job.state,
-          error: job.state === 'failed' ? job.error : null,
+          error:
+            job.error && (job.state === 'failed' || job.state === 'submitting') ? job.error : null,
         })),
       ),
     );
   } else {
-    io.stdout(jobs.map((job) => `${job.id}\n`).join(''));
-    for (const { line, job } of refused)
-      io.stderr(`yonder: line ${line}: job ${job.id} was not submitted: ${job.error?.message}\n`);
+    const skipped = new Set(unsubmitted.map(({ job }) => job.id));
+    io.stdout(
+      jobs
+        .filter((job) => !skipped.has(job.id))
+        .map((job) => `${job.id}\n`)
+        .join(''),
+    );
+    for (const { line, job } of unsubmitted)
+      io.stderr(
+        job.state === 'failed'
+          ? `yonder: line ${line}: job ${job.id} was not submitted: ${job.error?.message}\n`
+          : `yonder: line ${line}: job ${job.id} may not have been submitted (${job.error?.message}); the next status or list looks for it on the target\n`,
+      );
   }
-  return refused.length > 0 ? 1 : 0;
+  return unsubmitted.length > 0 ? 1 : 0;
 }

@@ -124,7 +124,8 @@ describe('cancel stops the whole job', () => {
       kind: 'found',
       state: 'failed',
       exitCode: 143,
-      signal: 'SIGTERM',
+      signal: null,
+      reason: 'exit code 143 (or killed by SIGTERM)',
     });
   });
 
