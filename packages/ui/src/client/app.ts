@@ -1,4 +1,5 @@
 /** The page's entry: shows the jobs table at `/` and a job at `/job/<id>`. */
+import { withToken } from './api.js';
 import { h } from './dom.js';
 import { showJobPage } from './job-page.js';
 import { showJobsTable } from './jobs-table.js';
@@ -9,7 +10,10 @@ function start(): void {
   const job = /^\/job\/([0-9a-f]{1,64})$/.exec(location.pathname);
   if (job) showJobPage(main, job[1] as string);
   else if (location.pathname === '/') showJobsTable(main);
-  else main.replaceChildren(h('p', {}, 'Nothing here. ', h('a', { href: '/' }, 'All jobs')));
+  else
+    main.replaceChildren(
+      h('p', {}, 'Nothing here. ', h('a', { href: withToken('/') }, 'All jobs')),
+    );
 }
 
 if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start);

@@ -6,6 +6,7 @@ import {
   liveEvents,
   resubmitJobs,
   type StaleTarget,
+  withToken,
 } from './api.js';
 import { showNote, showStale } from './banners.js';
 import { formatDuration, formatTime, h, jobDuration, stateBadge } from './dom.js';
@@ -157,7 +158,7 @@ export function showJobPage(main: HTMLElement, id: string): void {
               if (outcome?.ok) {
                 status.replaceChildren(
                   'Submitted again as ',
-                  h('a', { href: `/job/${outcome.id}` }, outcome.id),
+                  h('a', { href: withToken(`/job/${outcome.id}`) }, outcome.id),
                   '.',
                 );
               } else if (outcome) showNote(outcome.message);
@@ -235,7 +236,7 @@ export function showJobPage(main: HTMLElement, id: string): void {
   }
 
   main.replaceChildren(
-    h('p', {}, h('a', { href: '/' }, '← All jobs')),
+    h('p', {}, h('a', { href: withToken('/') }, '← All jobs')),
     header,
     actions,
     status,
@@ -251,7 +252,7 @@ export function showJobPage(main: HTMLElement, id: string): void {
   );
 
   const reduceMotion = window.matchMedia('(prefers-reduced-motion: reduce)').matches;
-  const logSource = new EventSource(`/api/jobs/${id}/log`);
+  const logSource = new EventSource(withToken(`/api/jobs/${id}/log`));
   logSource.addEventListener('log', (message) => {
     const { text, offset } = JSON.parse((message as MessageEvent).data) as {
       text: string;

@@ -1,5 +1,13 @@
 /** The jobs view: every job of the ledger a page at a time from the server, sortable, filtered by a negatable query, with chosen columns and saved filters remembered, bulk actions, and live rows. */
-import { cancelJobs, getJson, type JobPage, type JobRow, liveEvents, resubmitJobs } from './api.js';
+import {
+  cancelJobs,
+  getJson,
+  type JobPage,
+  type JobRow,
+  liveEvents,
+  resubmitJobs,
+  withToken,
+} from './api.js';
 import { showNote, showStale, showUnreadable } from './banners.js';
 import {
   formatDuration,
@@ -23,7 +31,7 @@ const COLUMNS: Column[] = [
     key: 'id',
     label: 'Id',
     sort: 'id',
-    cell: (row) => h('a', { href: `/job/${row.id}`, class: 'mono' }, row.id),
+    cell: (row) => h('a', { href: withToken(`/job/${row.id}`), class: 'mono' }, row.id),
   },
   { key: 'name', label: 'Name', sort: 'name', cell: (row) => row.name },
   {
@@ -96,7 +104,8 @@ function writeLocation(view: ViewState): void {
   if (view.dir !== 'desc') params.set('dir', view.dir);
   if (view.offset > 0) params.set('offset', String(view.offset));
   const search = params.toString();
-  history.replaceState(null, '', search ? `/?${search}` : '/');
+  // The token stays in the address: the page is reloaded, bookmarked or shared only with it.
+  history.replaceState(null, '', withToken(search ? `/?${search}` : '/'));
 }
 
 export function showJobsTable(main: HTMLElement): void {

@@ -82,7 +82,7 @@ export function createUiApp(options: UiAppOptions): Hono {
   const app = new Hono();
   app.use('*', securityGate(secrets, options.port));
 
-  const page = (c: Context) => c.html(renderPage(secrets.csrf, assets.version));
+  const page = (c: Context) => c.html(renderPage(secrets, assets.version));
   app.get('/', page);
   app.get('/job/:id', page);
   app.get('/assets/app.js', (c) => {
