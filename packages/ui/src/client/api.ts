@@ -16,6 +16,7 @@ export interface JobRow {
   externalId: string | null;
   createdAt: string;
   submittedAt: string | null;
+  startedAt: string | null;
   finishedAt: string | null;
   updatedAt: string;
   error: { code: string; message: string } | null;
@@ -65,14 +66,25 @@ export function withToken(path: string): string {
   return `${url.pathname}${url.search}`;
 }
 
-export class ApiError extends Error {}
+export class ApiError extends Error {
+  constructor(
+    message: string,
+    /** The server's error code (`E_NO_SUCH_JOB`…), when it gave one. */
+    readonly code: string | null,
+  ) {
+    super(message);
+  }
+}
 
 async function answer<T>(response: Response): Promise<T> {
   const body = (await response.json().catch(() => null)) as
-    | (T & { error?: { message: string } })
+    | (T & { error?: { code?: string; message: string } })
     | null;
   if (!response.ok)
-    throw new ApiError(body?.error?.message ?? `The server answered ${response.status}.`);
+    throw new ApiError(
+      body?.error?.message ?? `The server answered ${response.status}.`,
+      body?.error?.code ?? null,
+    );
   return body as T;
 }
 

@@ -1,5 +1,6 @@
 /** The job view: state, times, failure, spec and resources, the history timeline with native states and sources, actions, and the log followed live by byte offset. */
 import {
+  ApiError,
   cancelJobs,
   getJson,
   type JobRow,
@@ -9,7 +10,7 @@ import {
   withToken,
 } from './api.js';
 import { showNote, showStale } from './banners.js';
-import { formatDuration, formatTime, h, jobDuration, stateBadge } from './dom.js';
+import { durationElement, formatTime, h, stateBadge } from './dom.js';
 
 interface Transition {
   at: string;
@@ -201,8 +202,9 @@ export function showJobPage(main: HTMLElement, id: string): void {
           ],
           ['Created', formatTime(job.createdAt)],
           ['Submitted', formatTime(job.submittedAt)],
+          ['Started', job.startedAt ? formatTime(job.startedAt) : null],
           ['Finished', job.finishedAt ? formatTime(job.finishedAt) : null],
-          ['Duration', formatDuration(jobDuration(job))],
+          ['Duration', durationElement(job)],
         ]),
       ),
       h(
@@ -216,7 +218,22 @@ export function showJobPage(main: HTMLElement, id: string): void {
     showStale(answer.stale);
   };
 
+  let removed = false;
+  /** The job left the ledger (`yonder rm`, `prune`, retention; here or in another process). */
+  const showRemoved = (): void => {
+    if (removed) return;
+    removed = true;
+    logSource.close();
+    main.dataset.removed = 'true';
+    for (const button of actions.querySelectorAll('button')) button.disabled = true;
+    header.querySelector('h1 .state')?.replaceWith(h('span', { class: 'state' }, 'removed'));
+    status.textContent = job
+      ? 'This job was removed from the ledger (yonder rm or prune). What is shown is how it was last seen.'
+      : `No job ${id} in the ledger: it was removed (yonder rm or prune), or never existed.`;
+  };
+
   async function refetch(): Promise<void> {
+    if (removed) return;
     if (refetching) {
       again = true;
       return;
@@ -225,7 +242,8 @@ export function showJobPage(main: HTMLElement, id: string): void {
     try {
       render(await getJson<JobAnswer>(`/api/jobs/${id}`));
     } catch (error) {
-      showNote((error as Error).message);
+      if (error instanceof ApiError && error.code === 'E_NO_SUCH_JOB') showRemoved();
+      else showNote((error as Error).message);
     } finally {
       refetching = false;
       if (again) {
@@ -282,6 +300,9 @@ export function showJobPage(main: HTMLElement, id: string): void {
     hello: () => void refetch(),
     job: (data) => {
       if ((data as JobRow).id === id) void refetch();
+    },
+    removed: (data) => {
+      if ((data as { id: string }).id === id) showRemoved();
     },
     lagged: () => void refetch(),
     stale: (data) =>

@@ -9,15 +9,7 @@ import {
   withToken,
 } from './api.js';
 import { showNote, showStale, showUnreadable } from './banners.js';
-import {
-  formatDuration,
-  formatTime,
-  h,
-  jobDuration,
-  loadSetting,
-  saveSetting,
-  stateBadge,
-} from './dom.js';
+import { durationElement, formatTime, h, loadSetting, saveSetting, stateBadge } from './dom.js';
 
 interface Column {
   key: string;
@@ -72,7 +64,7 @@ const COLUMNS: Column[] = [
     key: 'duration',
     label: 'Duration',
     sort: 'duration',
-    cell: (row) => formatDuration(jobDuration(row)),
+    cell: (row) => durationElement(row),
   },
   { key: 'external', label: 'External id', cell: (row) => row.externalId ?? '–' },
 ];
@@ -492,7 +484,12 @@ export function showJobsTable(main: HTMLElement): void {
       }
       scheduleRefetch();
     },
-    removed: () => scheduleRefetch(),
+    removed: (data) => {
+      const { id } = data as { id: string };
+      selected.delete(id);
+      table.querySelector(`tr[data-id="${CSS.escape(id)}"]`)?.remove();
+      scheduleRefetch();
+    },
     lagged: () => scheduleRefetch(0),
     stale: (data) => showStale(data as JobPage['stale']),
     problem: (data) => showNote((data as { message: string }).message),
