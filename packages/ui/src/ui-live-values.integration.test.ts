@@ -1,5 +1,5 @@
 /** What a person sees change over time in `yonder ui` (Chromium, local jobs): a running job's duration goes on from its own start and stops at its own end, and a finished job removed by another process leaves the table, its counts and its page says it was removed. */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Raw, runCli, runCliJson } from '@yonder/test-helpers';
@@ -112,6 +112,54 @@ describe('yonder ui over time', () => {
     expect(seconds((await cell.textContent()) ?? '')).toBe(ran);
     await page.context().close();
     await table.context().close();
+  });
+
+  it('shows a large finished log from a whole line, says it is the end, offers all of it, and keeps the newest in view', async () => {
+    // 8 MiB of numbered lines, four times what the page holds, then a last line.
+    const id = await yonder([
+      'submit',
+      '--name',
+      'chatty',
+      '--',
+      'sh',
+      '-c',
+      'seq -f "line %08g of a long log, with a few words to make it longer" 1 140000; echo LAST-LINE',
+    ]);
+    ids.push(id);
+    await yonder(['wait', id, '--timeout', '120']);
+    const whole = readFileSync((await status(id)).data.log as string);
+    expect(whole.length).toBeGreaterThan(8 * 1024 * 1024);
+    for (let round = 0; round < 2; round += 1) {
+      // Opened, and opened again: the newest output in view each time.
+      const page = await openPage(`/job/${id}`);
+      const log = page.locator('#log');
+      await expect.poll(() => log.getAttribute('data-ended'), { timeout: 60_000 }).toBe('true');
+      const shown = (await log.textContent()) ?? '';
+      expect(shown.startsWith('line ')).toBe(true);
+      expect(shown.trimEnd().endsWith('\nLAST-LINE')).toBe(true);
+      expect(whole.toString('utf8').endsWith(shown)).toBe(true);
+      const note = (await page.locator('#log-note').textContent()) ?? '';
+      expect(note).not.toContain('this is all of its output');
+      expect(note).toContain('the whole log (8.');
+      expect(note).toContain('is in the download');
+      await expect
+        .poll(() =>
+          log.evaluate(
+            (element) => element.scrollTop + element.clientHeight >= element.scrollHeight - 2,
+          ),
+        )
+        .toBe(true);
+      if (round === 0) {
+        const href = (await page.locator('#log-download').getAttribute('href')) as string;
+        const download = await page.request.get(new URL(href, ui.origin).href);
+        expect(download.status()).toBe(200);
+        expect(download.headers()['content-disposition']).toBe(
+          `attachment; filename="yonder-${id}.log"`,
+        );
+        expect(Buffer.compare(await download.body(), whole)).toBe(0);
+      }
+      await page.context().close();
+    }
   });
 
   it('drops a finished job another process removed: its row, its count, and its page says so', async () => {
