@@ -162,6 +162,46 @@ describe('yonder ui over time', () => {
     }
   });
 
+  it('resubmits from its page a job that ran in a container with settings: the same container, settings and output', async () => {
+    const settings = join(state, 'settings.json');
+    writeFileSync(settings, JSON.stringify({ word: 'a b;$(c) ☃' }));
+    const id = await yonder([
+      'submit',
+      '--name',
+      'boxed',
+      '--container-runtime',
+      'podman',
+      '--container-image',
+      'localhost/yonder-test-busybox',
+      '--settings',
+      settings,
+      '--',
+      'sh',
+      '-c',
+      'cat /etc/yonder-image "$1"',
+      'sh',
+      '{settings}',
+    ]);
+    ids.push(id);
+    await yonder(['wait', id, '--timeout', '120']);
+    const before = await yonder(['logs', id]);
+    expect(before).toContain('hello-from-image');
+    const page = await openPage(`/job/${id}`);
+    await page.locator('#resubmit-job:not([disabled])').click();
+    const link = page.locator('.summary a');
+    await link.waitFor({ timeout: 60_000 });
+    const again = ((await link.textContent()) ?? '').trim();
+    ids.push(again);
+    expect(again).not.toBe(id);
+    await yonder(['wait', again, '--timeout', '120']);
+    expect(await yonder(['logs', again])).toBe(before);
+    const [old, fresh] = [await status(id), await status(again)];
+    expect(fresh.spec.container).toEqual(old.spec.container);
+    expect(fresh.spec.settingsSha256).toBe(old.spec.settingsSha256);
+    expect(fresh.spec.argv).toEqual(old.spec.argv);
+    await page.context().close();
+  });
+
   it('drops a finished job another process removed: its row, its count, and its page says so', async () => {
     const keep = await yonder(['submit', '--name', 'kept', '--', 'true']);
     const gone = await yonder(['submit', '--name', 'to-be-removed', '--', 'sh', '-c', 'echo bye']);

@@ -100,6 +100,44 @@ describe.each([
     expect(text).toContain(`Container:    podman ${TEST_IMAGE} (${imageId(user.name)}`);
   });
 
+  it('resubmit runs the job again in the same container, and asks for a secret the way resubmit takes it', async () => {
+    const input = user.dir('resubmit-in');
+    writeFileSync(join(input, 'input'), 'again-data\n', { mode: 0o644 });
+    const submitted = await user.yonder(
+      [
+        'submit',
+        ...IN_CONTAINER,
+        '--bind',
+        `${input}:/in`,
+        '--secret',
+        'TOKEN',
+        '--',
+        'sh',
+        '-c',
+        'cat /etc/yonder-image /in/input; echo "$TOKEN"',
+      ],
+      { TOKEN: 'first' },
+    );
+    expect(submitted.code, submitted.stderr).toBe(0);
+    const id = submitted.stdout.trim();
+    expect((await user.yonder(['wait', id])).code).toBe(0);
+    // Without the secret: refused, naming how resubmit takes it (never an option it refuses).
+    const refused = await user.yonder(['resubmit', id]);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain('set $TOKEN in the environment of yonder resubmit');
+    expect(refused.stderr).not.toContain('--secret');
+    const again = await user.yonder(['resubmit', id], { TOKEN: 'second' });
+    expect(again.code, again.stderr).toBe(0);
+    const second = again.stdout.trim();
+    expect((await user.yonder(['wait', second])).code).toBe(0);
+    expect((await user.yonder(['logs', second])).stdout).toBe(
+      `${IMAGE_MARKER}\nagain-data\nsecond\n`,
+    );
+    const [old, fresh] = (await user.yonderJson(['status', id, second])).doc.result;
+    expect(fresh.spec.container).toEqual(old.spec.container);
+    expect(fresh.spec.container).toMatchObject({ runtime: 'podman', image: TEST_IMAGE });
+  });
+
   it('never puts a secret in any command line, nor in the environment of podman, conmon or the pause process', async () => {
     const out = user.dir('out-secret');
     const secret = `never-in-argv-${Math.random().toString(36).slice(2)}`;

@@ -7,7 +7,7 @@ import { parseJobQuery } from './job-query.js';
 import type { LiveHub, LiveMessage } from './live-hub.js';
 import type { LogFollowers } from './log-followers.js';
 import { renderPage } from './page.js';
-import { resubmitJobs, resubmitSpec } from './resubmit.js';
+import { resubmitCheck, resubmitJobs } from './resubmit.js';
 import { securityGate, type UiSecrets } from './security.js';
 
 export interface UiAssets {
@@ -120,10 +120,9 @@ export function createUiApp(options: UiAppOptions): Hono {
     if (!JOB_ID.test(id)) return problem(c, 404, 'E_NO_SUCH_JOB', `No job "${id}".`);
     try {
       const job = await manager.resolve(id);
-      const again = resubmitSpec(job);
       return c.json({
         job,
-        resubmit: 'reason' in again ? { ok: false, reason: again.reason } : { ok: true },
+        resubmit: await resubmitCheck(manager, job),
         stale: hub.staleTargets().filter((target) => target.target === job.target),
       });
     } catch (error) {
