@@ -458,8 +458,9 @@ export class JobManager {
 
   /**
    * Every change to the ledger's jobs, made by this process or any other sharing the ledger:
-   * created, state changed, poll failed, log grew (with `logSizes`). Refreshes go through this
-   * manager, one shared poll per target. End it with `options.signal` or the watch's `close()`.
+   * created, state changed or updated (with the fields that changed), removed (any job, by
+   * any process), poll failed, log grew (with `logSizes`). Refreshes go through this manager,
+   * one shared poll per target. End it with `options.signal` or the watch's `close()`.
    */
   watch(options: WatchJobsOptions = {}): JobWatch {
     return watchJobs(this, options);
