@@ -258,6 +258,32 @@ describe('watchJobs', () => {
     watch.close();
   });
 
+  it('reads every id of a large ledger only a small share of the time', async () => {
+    await manager().submit({ argv: ['a'] }, { profile: 'q' });
+    const findJobIds = store.findJobIds.bind(store);
+    const listJobs = store.listJobs.bind(store);
+    let scans = 0;
+    let rounds = 0;
+    // Each full read of the ids takes 30 ms, as on a ledger of about 10,000 jobs.
+    store.findJobIds = async (prefix) => {
+      if (prefix === '') {
+        scans += 1;
+        await new Promise((resolve) => setTimeout(resolve, 30));
+      }
+      return findJobIds(prefix);
+    };
+    store.listJobs = async (options) => {
+      if (options?.activeOnly) rounds += 1;
+      return listJobs(options);
+    };
+    const watch = watchJobs(manager(), { intervalMs: 5, refresh: false });
+    await watch.ready;
+    await until(() => rounds >= 40, 60_000, 'forty rounds');
+    watch.close();
+    expect(scans).toBeGreaterThan(0);
+    expect(scans).toBeLessThan(rounds / 2);
+  });
+
   it('reports a followed job that left the ledger as removed', async () => {
     const job = await manager().submit({ argv: ['a'] }, { profile: 'q' });
     const listing = store.listJobs.bind(store);

@@ -100,6 +100,8 @@ interface Seen {
 }
 
 const DEFAULT_POLL_SECONDS = 2;
+/** Reading every id of the ledger takes at most 1 part in this many of a watch's time. */
+const IDS_SHARE = 20;
 
 function seen(job: JobRecord): Seen {
   return {
@@ -195,6 +197,8 @@ export function watchJobs(manager: WatchedManager, options: WatchJobsOptions = {
   const logSizes = new Map<string, number>();
   const lastRefresh = new Map<string, number>();
   let activeJobs: JobRecord[] = [];
+  /** When (monotonic ms) every id of the ledger is read again, to notice removed jobs. */
+  let idsDueAt = 0;
 
   const close = (): void => {
     stop.abort();
@@ -284,9 +288,14 @@ export function watchJobs(manager: WatchedManager, options: WatchJobsOptions = {
   /** Read the ledger and report what differs from what was seen. */
   const diff = async (): Promise<void> => {
     // The ids first: a job created after this read is found by the reads below, and one
-    // removed after it is noticed next time.
-    const present = new Set(await store.findJobIds(''));
-    for (const id of known) if (!present.has(id)) removed(id);
+    // removed after it is noticed next time. Reading every id costs with the ledger's size
+    // (about 0.3 s for 100,000 jobs): it is read at most a twentieth of the time.
+    if (performance.now() >= idsDueAt) {
+      const started = performance.now();
+      const present = new Set(await store.findJobIds(''));
+      for (const id of known) if (!present.has(id)) removed(id);
+      idsDueAt = performance.now() + Math.max(0, (performance.now() - started) * IDS_SHARE);
+    }
     const [{ jobs: active }, fresh] = await Promise.all([
       store.listJobs({ activeOnly: true }),
       newJobs(),
