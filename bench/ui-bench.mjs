@@ -105,12 +105,11 @@ async function measure(browser, url) {
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   await context.addInitScript(RENDERED_SCRIPT);
   const page = await context.newPage();
-  await page.goto(url); // the token becomes a cookie; later visits are plain
-  const origin = new URL(url).origin;
+  // The token stays in the address (never a cookie): every visit carries it.
   const paints = [];
   const contentful = [];
   for (let repeat = 0; repeat < REPEATS; repeat += 1) {
-    await page.goto(`${origin}/`);
+    await page.goto(url);
     await page.waitForFunction(() => window.__rendered?.length > 0);
     paints.push(await page.evaluate(() => window.__rendered[0].at));
     contentful.push(

@@ -77,6 +77,10 @@ describe('podman inside the Slurm batch script', () => {
     const [cancelled] = await manager.cancel([long.id], { waitMs: 120_000 });
     expect(cancelled?.state).toBe('cancelled');
     await until(() => podmanPs(long.id).length === 0, 60_000, 'the container to be gone');
+    // Nothing of podman's or runc's own about the signal it forwarded is in the job's log.
+    const cancelledLog = (await manager.logs(long.id, { all: true })).chunk.data.toString();
+    expect(cancelledLog).not.toContain('container not running');
+    expect(cancelledLog).not.toMatch(/level=(error|warning)/);
   }, 300_000);
 
   it('refuses at submit a bind source the login node does not have, naming it', async () => {

@@ -1,3 +1,20 @@
+// What a program using `createYonder` meets, from the one package it installs: the errors it
+// catches and the types of the jobs, specs and events it handles (all from @yonder/core).
+export {
+  type JobEvent,
+  type JobField,
+  type JobManager,
+  type JobRecord,
+  type JobSpec,
+  type JobState,
+  type JobWatch,
+  type ListOptions,
+  type Profile,
+  toYonderError,
+  ValidationError,
+  YonderError,
+  type YonderErrorCode,
+} from '@yonder/core';
 export type { Command, CommandContext } from './command.js';
 export { type CreateYonderOptions, createYonder, type Yonder } from './create-yonder.js';
 export { HELP, main } from './main.js';

@@ -6,7 +6,7 @@ export {
   parseJobQuery,
   type QueryTerm,
 } from './server/job-query.js';
-export { CSRF_HEADER, tokenCookieName } from './server/security.js';
+export { CSRF_HEADER } from './server/security.js';
 export { type StartUiOptions, startUi, type UiServer } from './server/start-ui.js';
 
 declare const __PACKAGE_VERSION__: string;

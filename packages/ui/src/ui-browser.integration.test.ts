@@ -40,10 +40,10 @@ async function openPage(path = '/'): Promise<Page> {
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   const page = await context.newPage();
   page.on('pageerror', (error) => pageErrors.push(`${path}: ${error.message}`));
-  // The token arrives in the address once, becomes a cookie, and leaves the address.
-  await page.goto(ui.url);
-  expect(new URL(page.url()).search).toBe('');
-  if (path !== '/') await page.goto(`${ui.origin}${path}`);
+  // The token stays with the page opened with it: in its address, never in a cookie.
+  await page.goto(path === '/' ? ui.url : ui.address(path));
+  expect(new URL(page.url()).searchParams.get('token')).toBe(ui.token);
+  expect(await context.cookies()).toEqual([]);
   return page;
 }
 

@@ -69,9 +69,15 @@ container_check() {
  * podman runs `run --rm --init --env-file=/dev/stdin OPTIONS IMAGE ARGV`, with
  * `--userns=keep-id` when not root, the wrapper's umask and a name of its own; the variables and
  * secrets reach it as `NAME=value` lines on a pipe, never in its argv (which every user can read
- * in /proc) or environment. The launcher
- * waits for podman and exits with its status; a TERM, HUP or INT it gets (a cancel, Slurm's
- * scancel) it passes to the container itself with `podman kill` (podman's own forwarding runs
+ * in /proc) or environment. podman runs in a process group of its own (`setsid`, where there is
+ * one): a cancel's signal to the job's group reaches the launcher, which stops the container,
+ * and not podman as well — whose forwarding of it raced the container's end and wrote runc's
+ * `level=error msg="container not running"` into the job's log. The launcher waits for podman
+ * and exits with its status — 127 and a line saying so when the command is not in the image
+ * (126 when it cannot be run there), as docker does, where the container's init (catatonit)
+ * says only `failed to exec pid1` and exits 1 (the launcher reads the end of its stderr, the
+ * job's log, for that). A TERM, HUP or INT it gets (a cancel, Slurm's scancel) it passes to the
+ * container itself with `podman kill` (podman's own forwarding runs
  * `runc kill` as a child, which a scheduler signalling every process of the job may kill
  * first), then waits on: podman removes the container before it exits. So the job may see a
  * cancel's TERM more than once.
@@ -116,19 +122,28 @@ while [ "$yonder_i" -lt "$yonder_n" ]; do
   yonder_prev=$yonder_a
 done
 set -- "$@" "$yonder_image"
-yonder_i=0
+yonder_i=0; yonder_cmd=$1
 while [ "$yonder_i" -lt "$yonder_c" ]; do yonder_a=$1; shift; set -- "$@" "$yonder_a"; yonder_i=$((yonder_i + 1)); done
 case $yonder_rt in
   podman)
     set -- "--name=$yonder_name" "--umask=$(umask)" "$@"
     if [ "$(id -u)" != 0 ]; then set -- --userns=keep-id "$@"; fi
     trap 'podman kill --signal=TERM -- "$yonder_name" >/dev/null 2>&1' TERM HUP INT
-    printf '%s' "$yonder_payload" | podman run --rm --init --env-file=/dev/stdin "$@" &
+    yonder_own=; if command -v setsid >/dev/null 2>&1; then yonder_own=setsid; fi
+    printf '%s' "$yonder_payload" | $yonder_own podman run --rm --init --env-file=/dev/stdin "$@" &
     yonder_pid=$!
     while :; do
       wait "$yonder_pid"; yonder_status=$?
       kill -0 "$yonder_pid" 2>/dev/null || break
     done
+    if [ "$yonder_status" = 1 ] && [ -f "/proc/$$/fd/2" ]; then
+      case $(tail -c 256 "/proc/$$/fd/2" 2>/dev/null) in
+        *'): failed to exec pid1: No such file or directory')
+          printf 'yonder: %s: no such command in the container image (not a file there, nor on its PATH)\n' "$yonder_cmd" >&2; exit 127 ;;
+        *'): failed to exec pid1: Permission denied')
+          printf 'yonder: %s: cannot be run in the container image (not executable there)\n' "$yonder_cmd" >&2; exit 126 ;;
+      esac
+    fi
     exit "$yonder_status"
     ;;
   apptainer) exec apptainer exec "$@" ;;

@@ -339,6 +339,51 @@ describe('JobManager', () => {
   });
 });
 
+describe('JobManager.list pages and filters', () => {
+  it('filters by state, profile, creation time and a predicate, then pages newest first with the total', async () => {
+    const manager = makeManager();
+    await manager.submitMany(
+      Array.from({ length: 7 }, (_, index) => ({ argv: ['a'], name: `job-${index}` })),
+      { profile: 'q' },
+    );
+    const all = await manager.list({ all: true, refresh: false });
+    expect(all.total).toBe(7);
+    // The ledger's order: newest first, ties by id.
+    const newest = all.jobs.map((job) => job.name);
+    const page = await manager.list({ all: true, refresh: false, offset: 2, limit: 3 });
+    expect(page.total).toBe(7);
+    expect(page.jobs.map((job) => job.name)).toEqual(newest.slice(2, 5));
+    const last = await manager.list({ all: true, refresh: false, offset: 6, limit: 3 });
+    expect(last.jobs.map((job) => job.name)).toEqual(newest.slice(6));
+    const odd = await manager.list({
+      all: true,
+      refresh: false,
+      filter: (job) => Number(job.name.slice(4)) % 2 === 1,
+      limit: 2,
+    });
+    expect(odd.total).toBe(3);
+    expect(odd.jobs.map((job) => job.name)).toEqual(
+      newest.filter((name) => Number(name.slice(4)) % 2 === 1).slice(0, 2),
+    );
+    const later = await manager.list({
+      all: true,
+      refresh: false,
+      since: new Date(Date.now() + 60_000),
+    });
+    expect(later).toMatchObject({ jobs: [], total: 0 });
+    const byState = await manager.list({
+      all: true,
+      refresh: false,
+      states: ['pending'],
+      profile: 'Q',
+    });
+    expect(byState.total).toBe(7);
+    await expect(manager.list({ since: 'yesterday' })).rejects.toThrow(/since must be a time/);
+    await expect(manager.list({ limit: -1 })).rejects.toThrow(/limit must be a whole number/);
+    await expect(manager.list({ offset: 1.5 })).rejects.toThrow(/offset must be a whole number/);
+  });
+});
+
 describe('JobManager waits on its injected clock', () => {
   it('wait polls with growing pauses up to the profile poll interval and times out on that clock', async () => {
     await store.saveProfile({ name: 'q', backend: 'scripted', pollSeconds: 3 });

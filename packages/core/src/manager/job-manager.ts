@@ -1,5 +1,6 @@
 /** The job manager's façade: the one object through which jobs are submitted, refreshed, cancelled, waited for and read, each operation delegated to the file that holds its idea. */
 import type { ValidationIssue } from '../errors/validation-error.js';
+import { YonderError } from '../errors/yonder-error.js';
 import type { Registry } from '../registry/registry.js';
 import type { BackendV1, LogChunkV1 } from '../spec/backend/v1/backend-v1.js';
 import type { JobRecord, JobSpec, JobState } from '../spec/job.js';
@@ -107,8 +108,18 @@ export interface JobManagerOptions {
 export interface ListOptions {
   /** Every job in the ledger, not just active and recent ones. */
   all?: boolean;
+  /** Only jobs in one of these states. */
   states?: readonly JobState[];
+  /** Only the jobs of this profile (its name in any case). */
   profile?: string;
+  /** Only jobs created at or after this time (ISO 8601, or a Date). */
+  since?: string | Date;
+  /** Only jobs for which this returns true (after the other filters). */
+  filter?: (job: JobRecord) => boolean;
+  /** Skip this many of the jobs that match, newest first: the page's start. Default 0. */
+  offset?: number;
+  /** At most this many jobs from `offset` on: the page's size. Default: all that match. */
+  limit?: number;
   refresh?: boolean;
   /** How many recent finished jobs to include without `all`. Default 20. */
   recent?: number;
@@ -302,13 +313,25 @@ export class JobManager {
   }
 
   /**
-   * Active jobs plus recent ones (or all), newest first, after a refresh unless told not to.
-   * The refresh also forgets, at most once an hour per ledger, the finished jobs of profiles past
-   * their `retentionSeconds` (as `prune`), and reports what it could not forget.
+   * Active jobs plus recent ones (or all), newest first, after a refresh unless told not to;
+   * filtered (`states`, `profile`, `since`, `filter`), then paged (`offset`, `limit`): `total`
+   * is how many matched before paging. The refresh also forgets, at most once an hour per
+   * ledger, the finished jobs of profiles past their `retentionSeconds` (as `prune`), and
+   * reports what it could not forget.
+   * @throws YonderError `E_USAGE` when `since` is not a time, or `offset` or `limit` not a
+   *   whole number of at least 0.
    */
   async list(
     options: ListOptions = {},
-  ): Promise<{ jobs: JobRecord[]; problems: StoreProblemV1[] }> {
+  ): Promise<{ jobs: JobRecord[]; total: number; problems: StoreProblemV1[] }> {
+    const since = options.since === undefined ? undefined : new Date(options.since);
+    if (since !== undefined && Number.isNaN(since.getTime()))
+      throw new YonderError('E_USAGE', `since must be a time, such as 2026-01-31T12:00:00Z.`);
+    for (const name of ['offset', 'limit'] as const) {
+      const value = options[name];
+      if (value !== undefined && (!Number.isInteger(value) || value < 0))
+        throw new YonderError('E_USAGE', `${name} must be a whole number of at least 0.`);
+    }
     const problems: StoreProblemV1[] = [];
     if (options.refresh ?? true) {
       problems.push(...(await this.refresh()).problems);
@@ -338,7 +361,14 @@ export class JobManager {
       const wanted = options.profile.toLowerCase();
       jobs = jobs.filter((job) => job.profile.toLowerCase() === wanted);
     }
-    return { jobs, problems };
+    if (since !== undefined)
+      jobs = jobs.filter((job) => Date.parse(job.createdAt) >= since.getTime());
+    if (options.filter) jobs = jobs.filter(options.filter);
+    const total = jobs.length;
+    const offset = options.offset ?? 0;
+    if (offset > 0 || options.limit !== undefined)
+      jobs = jobs.slice(offset, options.limit === undefined ? undefined : offset + options.limit);
+    return { jobs, total, problems };
   }
 
   /**
@@ -428,8 +458,9 @@ export class JobManager {
 
   /**
    * Every change to the ledger's jobs, made by this process or any other sharing the ledger:
-   * created, state changed, poll failed, log grew (with `logSizes`). Refreshes go through this
-   * manager, one shared poll per target. End it with `options.signal` or the watch's `close()`.
+   * created, state changed or updated (with the fields that changed), removed (any job, by
+   * any process), poll failed, log grew (with `logSizes`). Refreshes go through this manager,
+   * one shared poll per target. End it with `options.signal` or the watch's `close()`.
    */
   watch(options: WatchJobsOptions = {}): JobWatch {
     return watchJobs(this, options);

@@ -1,4 +1,4 @@
-/** Submitting a job again from its record: the same program, name, environment, resources, scheduler options, working directory and settings (kept beside the record), through its profile as it is now. */
+/** Submitting a job again from its record: the same program, name, environment, resources, scheduler options, working directory, container and settings (kept beside the record), through its profile as it is now. */
 import { YonderError } from '../errors/yonder-error.js';
 import type { JsonObject } from '../json/json-value.js';
 import { parseJson } from '../json/parse-json.js';
@@ -24,6 +24,17 @@ export async function specOf(
     schedulerOptions: [...job.spec.schedulerOptions],
   };
   if (job.spec.cwd) spec.cwd = job.spec.cwd;
+  // The container it ran in, as it was resolved (the profile's binds it had are among its own:
+  // resolving again mounts each bind once).
+  const container = job.spec.container;
+  if (container)
+    spec.container = {
+      runtime: container.runtime,
+      image: container.image,
+      binds: [...container.binds],
+      gpus: container.gpus,
+      env: { ...container.env },
+    };
   if (job.spec.settingsSha256 !== null) {
     const text = await context.store.getJobSettings?.(job.id);
     const parsed = text === undefined ? undefined : parseJson(text);
@@ -39,7 +50,7 @@ export async function specOf(
   if (missing.length > 0) {
     throw new YonderError(
       'E_SECRET_MISSING',
-      `Job ${job.id} had the secret${missing.length > 1 ? 's' : ''} ${missing.join(', ')}, which yonder never keeps; pass ${missing.length > 1 ? 'them' : 'it'} again (--secret NAME).`,
+      `Job ${job.id} had the secret${missing.length > 1 ? 's' : ''} ${missing.join(', ')}, which yonder never keeps; give ${missing.length > 1 ? 'their values' : 'its value'} again: set ${missing.map((name) => `$${name}`).join(', ')} in the environment of yonder resubmit (from a program: the secrets option of manager.resubmit).`,
       { data: { secrets: missing } },
     );
   }

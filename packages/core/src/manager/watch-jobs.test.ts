@@ -81,6 +81,13 @@ const running: ObservationV1 = {
   nativeState: 'RUNNING',
   source: 'queue',
 };
+const succeeded: ObservationV1 = {
+  kind: 'found',
+  state: 'succeeded',
+  nativeState: 'COMPLETED',
+  exitCode: 0,
+  source: 'queue',
+};
 
 /** Collect a watch's events into an array as they arrive. */
 function collect(watch: AsyncIterable<JobEvent>): JobEvent[] {
@@ -119,6 +126,13 @@ describe('watchJobs', () => {
     );
     const change = events.find((e) => e.type === 'state-changed');
     expect(change).toMatchObject({ from: 'pending', job: { id: job.id, state: 'running' } });
+    // Which fields changed: the state and what came with it, not the ledger's bookkeeping.
+    expect(change && 'changed' in change && change.changed).toEqual(
+      expect.arrayContaining(['state', 'nativeState', 'history']),
+    );
+    expect(change && 'changed' in change && change.changed).not.toContain('revision');
+    expect(change && 'changed' in change && change.changed).not.toContain('updatedAt');
+    expect(change && 'changed' in change && change.changed).not.toContain('spec');
     // The watcher's refreshes polled both active jobs of the target, together.
     expect(backend.polls.some((ids) => ids.includes(before.id) && ids.includes(job.id))).toBe(true);
     await other.cancel([before.id]);
@@ -127,6 +141,11 @@ describe('watchJobs', () => {
       5000,
       'the cancel request reported',
     );
+    const update = events.find(
+      (e) => e.type === 'updated' && e.job.id === before.id && e.job.cancel !== null,
+    );
+    expect(update && 'changed' in update && update.changed).toContain('cancel');
+    expect(update && 'changed' in update && update.changed).not.toContain('state');
     controller.abort();
   });
 
@@ -210,6 +229,59 @@ describe('watchJobs', () => {
       job: { id: job.id },
     });
     watch.close();
+  });
+
+  it('reports a finished job that another manager removed, however old', async () => {
+    const other = manager();
+    const old = await other.submit({ argv: ['old'] }, { profile: 'q' });
+    backend.states.set(old.id, succeeded);
+    await other.refresh({ force: true });
+    expect((await store.getJob(old.id))?.state).toBe('succeeded');
+    // Newer jobs push it out of the window of recent jobs the watch reads.
+    const newer = await other.submitMany([{ argv: ['a'] }, { argv: ['b'] }, { argv: ['c'] }], {
+      profile: 'q',
+    });
+    const watch = watchJobs(manager(), { intervalMs: 20, refresh: false, recentWindow: 1 });
+    await watch.ready;
+    const events = collect(watch);
+    expect(await other.store.removeJob?.(old.id)).toBe(true);
+    await until(() => events.some((e) => e.type === 'removed'), 5000, 'removed');
+    expect(events.filter((e) => e.type === 'removed')).toEqual([{ type: 'removed', id: old.id }]);
+    // Reported once: by the time a later removal is reported, the first was not again.
+    const later = (newer[0] as { id: string }).id;
+    await other.store.removeJob?.(later);
+    await until(() => events.filter((e) => e.type === 'removed').length >= 2, 5000, 'later');
+    expect(events.filter((e) => e.type === 'removed')).toEqual([
+      { type: 'removed', id: old.id },
+      { type: 'removed', id: later },
+    ]);
+    watch.close();
+  });
+
+  it('reads every id of a large ledger only a small share of the time', async () => {
+    await manager().submit({ argv: ['a'] }, { profile: 'q' });
+    const findJobIds = store.findJobIds.bind(store);
+    const listJobs = store.listJobs.bind(store);
+    let scans = 0;
+    let rounds = 0;
+    // Each full read of the ids takes 30 ms, as on a ledger of about 10,000 jobs.
+    store.findJobIds = async (prefix) => {
+      if (prefix === '') {
+        scans += 1;
+        await new Promise((resolve) => setTimeout(resolve, 30));
+      }
+      return findJobIds(prefix);
+    };
+    store.listJobs = async (options) => {
+      if (options?.activeOnly) rounds += 1;
+      return listJobs(options);
+    };
+    const watch = watchJobs(manager(), { intervalMs: 5, refresh: false });
+    await watch.ready;
+    await until(() => rounds >= 40, 60_000, 'forty rounds');
+    watch.close();
+    expect(scans).toBeGreaterThan(0);
+    expect(scans).toBeLessThan(rounds / 2);
   });
 
   it('reports a followed job that left the ledger as removed', async () => {

@@ -131,6 +131,13 @@ describe('resolveContainer', () => {
     });
   });
 
+  it('mounts a bind both give once: a resubmitted job carries the profile’s binds it had', () => {
+    const first = resolveContainer({ binds: ['/d:/d:rw'] }, profile).container;
+    expect(first?.binds).toEqual(['/ref:/ref:ro', '/d:/d:rw']);
+    const again = resolveContainer({ ...first, binds: [...(first?.binds ?? [])] }, profile);
+    expect(again.container).toEqual(first);
+  });
+
   it('uses the profile’s container for a job that says nothing, and none for null', () => {
     expect(resolveContainer(undefined, profile).container?.image).toBe('localhost/base');
     expect(resolveContainer(null, profile)).toEqual({ container: null, issues: [] });

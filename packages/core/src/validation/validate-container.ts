@@ -157,7 +157,7 @@ export function validateContainerFields(value: unknown, path: string): Validatio
 
 /**
  * The job's container with the profile's defaults under it: what the job gives wins, its binds
- * follow the profile's, its env is laid over the profile's. `null` when the job asks for none
+ * follow the profile's (a bind both give is mounted once), its env is laid over the profile's. `null` when the job asks for none
  * (`container: null`) or neither gives an image; issues when the result cannot run.
  */
 export function resolveContainer(
@@ -187,7 +187,7 @@ export function resolveContainer(
   for (const [index, bind] of [...(profile?.binds ?? []), ...(job?.binds ?? [])].entries()) {
     const parsed = parseBind(bind, `container.binds.${index}`);
     if (Array.isArray(parsed)) issues.push(...parsed);
-    else binds.push(formatBind(parsed));
+    else if (!binds.includes(formatBind(parsed))) binds.push(formatBind(parsed));
   }
   const gpus = job?.gpus ?? profile?.gpus ?? false;
   if (runtime === 'apptainer' && typeof gpus === 'string')

@@ -1,4 +1,4 @@
-/** The page's calls to its server: JSON reads, state-changing posts carrying the session's CSRF token, and the live event streams. */
+/** The page's calls to its server: JSON reads, state-changing posts carrying the session's CSRF token, and the live event streams; each carries the token this page was opened with (a Bearer header, or `?token=` where a header cannot go), never a cookie. */
 
 /** A row of the jobs table, as the server sends it. */
 export interface JobRow {
@@ -16,6 +16,7 @@ export interface JobRow {
   externalId: string | null;
   createdAt: string;
   submittedAt: string | null;
+  startedAt: string | null;
   finishedAt: string | null;
   updatedAt: string;
   error: { code: string; message: string } | null;
@@ -42,24 +43,58 @@ export interface JobPage {
   unreadable: Array<{ location: string; message: string }>;
 }
 
-function csrf(): string {
-  return document.querySelector<HTMLMetaElement>('meta[name="yonder-csrf"]')?.content ?? '';
+function meta(name: string): string {
+  return document.querySelector<HTMLMetaElement>(`meta[name="${name}"]`)?.content ?? '';
 }
 
-export class ApiError extends Error {}
+function csrf(): string {
+  return meta('yonder-csrf');
+}
+
+/** The session's token, as the server put it in this page. */
+function token(): string {
+  return meta('yonder-token');
+}
+
+/**
+ * `path` (which may carry a query) with the session's token added: for links to the page's own
+ * views, event streams and downloads, where no header can carry it.
+ */
+export function withToken(path: string): string {
+  const url = new URL(path, location.origin);
+  url.searchParams.set('token', token());
+  return `${url.pathname}${url.search}`;
+}
+
+export class ApiError extends Error {
+  constructor(
+    message: string,
+    /** The server's error code (`E_NO_SUCH_JOB`…), when it gave one. */
+    readonly code: string | null,
+  ) {
+    super(message);
+  }
+}
 
 async function answer<T>(response: Response): Promise<T> {
   const body = (await response.json().catch(() => null)) as
-    | (T & { error?: { message: string } })
+    | (T & { error?: { code?: string; message: string } })
     | null;
   if (!response.ok)
-    throw new ApiError(body?.error?.message ?? `The server answered ${response.status}.`);
+    throw new ApiError(
+      body?.error?.message ?? `The server answered ${response.status}.`,
+      body?.error?.code ?? null,
+    );
   return body as T;
 }
 
 export async function getJson<T>(path: string, signal?: AbortSignal): Promise<T> {
   return answer<T>(
-    await fetch(path, { credentials: 'same-origin', ...(signal ? { signal } : {}) }),
+    await fetch(path, {
+      credentials: 'omit',
+      headers: { authorization: `Bearer ${token()}` },
+      ...(signal ? { signal } : {}),
+    }),
   );
 }
 
@@ -67,8 +102,12 @@ export async function postJson<T>(path: string, body: unknown): Promise<T> {
   return answer<T>(
     await fetch(path, {
       method: 'POST',
-      credentials: 'same-origin',
-      headers: { 'content-type': 'application/json', 'x-yonder-csrf': csrf() },
+      credentials: 'omit',
+      headers: {
+        authorization: `Bearer ${token()}`,
+        'content-type': 'application/json',
+        'x-yonder-csrf': csrf(),
+      },
       body: JSON.stringify(body),
     }),
   );
@@ -88,7 +127,7 @@ export function resubmitJobs(ids: string[]): Promise<{ outcomes: ResubmitOutcome
 
 /** The live stream of job changes, with the connection's state shown in the header. */
 export function liveEvents(handlers: Record<string, (data: unknown) => void>): EventSource {
-  const source = new EventSource('/api/events');
+  const source = new EventSource(withToken('/api/events'));
   const status = document.getElementById('connection');
   source.addEventListener('open', () => {
     if (status) status.textContent = 'live';

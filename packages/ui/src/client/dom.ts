@@ -1,4 +1,5 @@
 /** Small helpers for the page: elements built from data (never from HTML strings), times, durations and local storage. */
+import { type JobTimes, jobDuration } from '../shared/job-duration.js';
 
 type Child = Node | string | null | undefined | false;
 type Attributes = Record<string, string | number | boolean | null | undefined | EventListener>;
@@ -46,14 +47,31 @@ export function formatDuration(ms: number | null): string {
   return `${rest}s`;
 }
 
-/** How long a job ran, or has been running. */
-export function jobDuration(job: {
-  submittedAt: string | null;
-  finishedAt: string | null;
-}): number | null {
-  if (!job.submittedAt) return null;
-  const end = job.finishedAt ? Date.parse(job.finishedAt) : Date.now();
-  return end - Date.parse(job.submittedAt);
+/**
+ * A job's duration as shown: from its own start to its own end, and, while it runs, kept
+ * ticking by `tickDurations` (the element carries its start).
+ */
+export function durationElement(job: JobTimes): HTMLElement {
+  const running = Boolean(job.startedAt) && !job.finishedAt;
+  return h(
+    'span',
+    {
+      class: 'duration',
+      'data-started': running ? job.startedAt : null,
+      title: job.startedAt ? null : 'not started yet, or its start is not known',
+    },
+    formatDuration(jobDuration(job, Date.now())),
+  );
+}
+
+/** Bring every running job's duration on the page up to now (called every second). */
+export function tickDurations(): void {
+  const now = Date.now();
+  for (const element of document.querySelectorAll<HTMLElement>('.duration[data-started]')) {
+    element.textContent = formatDuration(
+      jobDuration({ startedAt: element.dataset.started ?? null, finishedAt: null }, now),
+    );
+  }
 }
 
 /** A stored preference, or `fallback` when absent or unreadable. */

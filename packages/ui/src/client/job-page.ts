@@ -1,14 +1,16 @@
 /** The job view: state, times, failure, spec and resources, the history timeline with native states and sources, actions, and the log followed live by byte offset. */
 import {
+  ApiError,
   cancelJobs,
   getJson,
   type JobRow,
   liveEvents,
   resubmitJobs,
   type StaleTarget,
+  withToken,
 } from './api.js';
 import { showNote, showStale } from './banners.js';
-import { formatDuration, formatTime, h, jobDuration, stateBadge } from './dom.js';
+import { durationElement, formatTime, h, stateBadge } from './dom.js';
 
 interface Transition {
   at: string;
@@ -40,8 +42,24 @@ interface JobAnswer {
 }
 
 const TERMINAL = new Set(['succeeded', 'failed', 'cancelled']);
-/** Characters of log kept on the page; older text is dropped from the top. */
-const LOG_KEEP = 2_000_000;
+/**
+ * Characters of log kept on the page (at least what the server holds of a log, 2 MiB); older
+ * text is dropped from the top, a whole line at a time.
+ */
+const LOG_KEEP = 4_000_000;
+
+/** A size in bytes as people read it: `512 bytes`, `2.0 MiB`, `200 MiB`. */
+function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} bytes`;
+  const units = ['KiB', 'MiB', 'GiB', 'TiB'];
+  let value = bytes / 1024;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit += 1;
+  }
+  return `${value < 10 ? value.toFixed(1) : Math.round(value)} ${units[unit]}`;
+}
 
 function facts(entries: Array<[string, Node | string | null | undefined]>): HTMLElement {
   const list = h('dl', { class: 'facts' });
@@ -157,7 +175,7 @@ export function showJobPage(main: HTMLElement, id: string): void {
               if (outcome?.ok) {
                 status.replaceChildren(
                   'Submitted again as ',
-                  h('a', { href: `/job/${outcome.id}` }, outcome.id),
+                  h('a', { href: withToken(`/job/${outcome.id}`) }, outcome.id),
                   '.',
                 );
               } else if (outcome) showNote(outcome.message);
@@ -200,8 +218,9 @@ export function showJobPage(main: HTMLElement, id: string): void {
           ],
           ['Created', formatTime(job.createdAt)],
           ['Submitted', formatTime(job.submittedAt)],
+          ['Started', job.startedAt ? formatTime(job.startedAt) : null],
           ['Finished', job.finishedAt ? formatTime(job.finishedAt) : null],
-          ['Duration', formatDuration(jobDuration(job))],
+          ['Duration', durationElement(job)],
         ]),
       ),
       h(
@@ -215,7 +234,22 @@ export function showJobPage(main: HTMLElement, id: string): void {
     showStale(answer.stale);
   };
 
+  let removed = false;
+  /** The job left the ledger (`yonder rm`, `prune`, retention; here or in another process). */
+  const showRemoved = (): void => {
+    if (removed) return;
+    removed = true;
+    logSource.close();
+    main.dataset.removed = 'true';
+    for (const button of actions.querySelectorAll('button')) button.disabled = true;
+    header.querySelector('h1 .state')?.replaceWith(h('span', { class: 'state' }, 'removed'));
+    status.textContent = job
+      ? 'This job was removed from the ledger (yonder rm or prune). What is shown is how it was last seen.'
+      : `No job ${id} in the ledger: it was removed (yonder rm or prune), or never existed.`;
+  };
+
   async function refetch(): Promise<void> {
+    if (removed) return;
     if (refetching) {
       again = true;
       return;
@@ -224,7 +258,8 @@ export function showJobPage(main: HTMLElement, id: string): void {
     try {
       render(await getJson<JobAnswer>(`/api/jobs/${id}`));
     } catch (error) {
-      showNote((error as Error).message);
+      if (error instanceof ApiError && error.code === 'E_NO_SUCH_JOB') showRemoved();
+      else showNote((error as Error).message);
     } finally {
       refetching = false;
       if (again) {
@@ -235,7 +270,7 @@ export function showJobPage(main: HTMLElement, id: string): void {
   }
 
   main.replaceChildren(
-    h('p', {}, h('a', { href: '/' }, '← All jobs')),
+    h('p', {}, h('a', { href: withToken('/') }, '← All jobs')),
     header,
     actions,
     status,
@@ -245,42 +280,76 @@ export function showJobPage(main: HTMLElement, id: string): void {
       { 'aria-labelledby': 'log-heading', class: 'log-section' },
       h('h2', { id: 'log-heading' }, 'Output'),
       h('label', { class: 'follow' }, follow, ' Keep the newest output in view'),
+      h(
+        'p',
+        {},
+        h(
+          'a',
+          {
+            id: 'log-download',
+            href: withToken(`/api/jobs/${id}/log/download`),
+            download: `yonder-${id}.log`,
+          },
+          'Download the whole log',
+        ),
+      ),
       logNote,
       log,
     ),
   );
 
-  const reduceMotion = window.matchMedia('(prefers-reduced-motion: reduce)').matches;
-  const logSource = new EventSource(`/api/jobs/${id}/log`);
+  /** Text was dropped from the top of the page to keep it small. */
+  let trimmed = false;
+  const showNewest = (): void => {
+    // At once, not animated: an animation still under way when more text arrives stops short.
+    if (follow.checked) log.scrollTop = log.scrollHeight;
+  };
+  follow.addEventListener('change', showNewest);
+  const logSource = new EventSource(withToken(`/api/jobs/${id}/log`));
   logSource.addEventListener('log', (message) => {
     const { text, offset } = JSON.parse((message as MessageEvent).data) as {
       text: string;
       offset: number;
     };
     log.append(text);
-    if ((log.textContent?.length ?? 0) > LOG_KEEP)
-      log.textContent = (log.textContent ?? '').slice(-LOG_KEEP);
+    const shown = log.textContent ?? '';
+    if (shown.length > LOG_KEEP) {
+      const cut = shown.length - LOG_KEEP;
+      const line = shown.indexOf('\n', cut - 1);
+      log.textContent = shown.slice(line >= 0 && line < shown.length - 1 ? line + 1 : cut);
+      trimmed = true;
+    }
     log.dataset.offset = String(offset);
-    if (follow.checked)
-      log.scrollTo({ top: log.scrollHeight, behavior: reduceMotion ? 'auto' : 'smooth' });
+    showNewest();
   });
   logSource.addEventListener('notice', (message) => {
     logNote.textContent = (JSON.parse((message as MessageEvent).data) as { text: string }).text;
   });
   logSource.addEventListener('truncated', (message) => {
     const { offset } = JSON.parse((message as MessageEvent).data) as { offset: number };
-    log.append(`\n[… output before byte ${offset} is no longer held …]\n`);
+    if (log.textContent) log.append(`\n[… output before byte ${offset} is not shown here …]\n`);
+    log.dataset.from = String(offset);
+    logNote.textContent = `Showing the output from byte ${offset.toLocaleString()} on; the earlier output is in the download.`;
   });
-  logSource.addEventListener('end', () => {
+  logSource.addEventListener('end', (message) => {
+    const { size } = JSON.parse((message as MessageEvent).data) as { size: number };
     logSource.close();
     log.dataset.ended = 'true';
-    logNote.textContent = 'The job has ended; this is all of its output.';
+    showNewest();
+    if (trimmed || log.dataset.from !== undefined) {
+      logNote.textContent = `The job has ended. Shown here: the end of its output; the whole log (${formatBytes(size)}) is in the download.`;
+    } else {
+      logNote.textContent = 'The job has ended; this is all of its output.';
+    }
   });
 
   liveEvents({
     hello: () => void refetch(),
     job: (data) => {
       if ((data as JobRow).id === id) void refetch();
+    },
+    removed: (data) => {
+      if ((data as { id: string }).id === id) showRemoved();
     },
     lagged: () => void refetch(),
     stale: (data) =>

@@ -1,15 +1,15 @@
 /** The jobs view: every job of the ledger a page at a time from the server, sortable, filtered by a negatable query, with chosen columns and saved filters remembered, bulk actions, and live rows. */
-import { cancelJobs, getJson, type JobPage, type JobRow, liveEvents, resubmitJobs } from './api.js';
-import { showNote, showStale, showUnreadable } from './banners.js';
 import {
-  formatDuration,
-  formatTime,
-  h,
-  jobDuration,
-  loadSetting,
-  saveSetting,
-  stateBadge,
-} from './dom.js';
+  cancelJobs,
+  getJson,
+  type JobPage,
+  type JobRow,
+  liveEvents,
+  resubmitJobs,
+  withToken,
+} from './api.js';
+import { showNote, showStale, showUnreadable } from './banners.js';
+import { durationElement, formatTime, h, loadSetting, saveSetting, stateBadge } from './dom.js';
 
 interface Column {
   key: string;
@@ -23,7 +23,7 @@ const COLUMNS: Column[] = [
     key: 'id',
     label: 'Id',
     sort: 'id',
-    cell: (row) => h('a', { href: `/job/${row.id}`, class: 'mono' }, row.id),
+    cell: (row) => h('a', { href: withToken(`/job/${row.id}`), class: 'mono' }, row.id),
   },
   { key: 'name', label: 'Name', sort: 'name', cell: (row) => row.name },
   {
@@ -64,7 +64,7 @@ const COLUMNS: Column[] = [
     key: 'duration',
     label: 'Duration',
     sort: 'duration',
-    cell: (row) => formatDuration(jobDuration(row)),
+    cell: (row) => durationElement(row),
   },
   { key: 'external', label: 'External id', cell: (row) => row.externalId ?? '–' },
 ];
@@ -96,7 +96,8 @@ function writeLocation(view: ViewState): void {
   if (view.dir !== 'desc') params.set('dir', view.dir);
   if (view.offset > 0) params.set('offset', String(view.offset));
   const search = params.toString();
-  history.replaceState(null, '', search ? `/?${search}` : '/');
+  // The token stays in the address: the page is reloaded, bookmarked or shared only with it.
+  history.replaceState(null, '', withToken(search ? `/?${search}` : '/'));
 }
 
 export function showJobsTable(main: HTMLElement): void {
@@ -483,7 +484,12 @@ export function showJobsTable(main: HTMLElement): void {
       }
       scheduleRefetch();
     },
-    removed: () => scheduleRefetch(),
+    removed: (data) => {
+      const { id } = data as { id: string };
+      selected.delete(id);
+      table.querySelector(`tr[data-id="${CSS.escape(id)}"]`)?.remove();
+      scheduleRefetch();
+    },
     lagged: () => scheduleRefetch(0),
     stale: (data) => showStale(data as JobPage['stale']),
     problem: (data) => showNote((data as { message: string }).message),

@@ -28,6 +28,31 @@ const request = (q: string, extra: Partial<Parameters<JobIndex['page']>[0]> = {}
 });
 
 describe('JobIndex', () => {
+  it('sorts by how long each job ran from its own start to its own end, not from its submission', () => {
+    const at = (seconds: number) => new Date(Date.UTC(2026, 0, 1) + seconds * 1000).toISOString();
+    const index = new JobIndex();
+    // A batch job's submission is recorded after it started: 12 s of running, submitted at 11.6 s.
+    const batch = {
+      ...sampleJob({ id: 'aaaaaaaaaaaa' }),
+      name: 'batch',
+      startedAt: at(0),
+      submittedAt: at(11.6),
+      finishedAt: at(12),
+    };
+    // Queued 60 s before it started, then ran 3 s.
+    const queued = {
+      ...sampleJob({ id: 'bbbbbbbbbbbb' }),
+      name: 'queued',
+      submittedAt: at(0),
+      startedAt: at(60),
+      finishedAt: at(63),
+    };
+    index.reset([batch, queued]);
+    const rows = index.page(request('', { sort: 'duration' })).rows;
+    expect(rows.map((row) => row.name)).toEqual(['batch', 'queued']);
+    expect(rows[0]?.startedAt).toBe(at(0));
+  });
+
   it('pages 10,000 jobs newest first, with counts of the whole ledger', () => {
     const index = new JobIndex();
     index.reset(jobs(10_000));

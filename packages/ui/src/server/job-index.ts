@@ -1,6 +1,7 @@
 /** The server's index of every job in the ledger, as table rows: kept current by the watch, filtered, sorted and paged in memory so the page asks for one page at a time. */
 import type { JobRecord, JobState } from '@yonder/core';
 import { isTerminal } from '@yonder/core/backend-kit';
+import { jobDuration } from '../shared/job-duration.js';
 import { type JobQuery, matchesJobQuery } from './job-query.js';
 
 /** What the table shows of a job. */
@@ -19,6 +20,8 @@ export interface JobRow {
   readonly externalId: string | null;
   readonly createdAt: string;
   readonly submittedAt: string | null;
+  /** When the job itself started, as its target recorded it; null until known. */
+  readonly startedAt: string | null;
   readonly finishedAt: string | null;
   readonly updatedAt: string;
   readonly error: { readonly code: string; readonly message: string } | null;
@@ -83,18 +86,12 @@ export function toRow(job: JobRecord): JobRow {
     externalId: job.externalId,
     createdAt: job.createdAt,
     submittedAt: job.submittedAt,
+    startedAt: job.startedAt ?? null,
     finishedAt: job.finishedAt,
     updatedAt: job.updatedAt,
     error: job.error ? { code: job.error.code, message: job.error.message } : null,
     cancelRequested: job.cancel !== null,
   };
-}
-
-/** How long a job ran (or has run, until `now`), in ms; null before it was submitted. */
-function duration(row: JobRow, now: number): number | null {
-  if (!row.submittedAt) return null;
-  const end = row.finishedAt ? Date.parse(row.finishedAt) : now;
-  return end - Date.parse(row.submittedAt);
 }
 
 type Compare = (a: JobRow, b: JobRow) => number;
@@ -121,7 +118,7 @@ function comparator(key: SortKey, now: number): Compare {
     case 'finished':
       return text((row) => row.finishedAt);
     case 'duration':
-      return number((row) => duration(row, now));
+      return number((row) => jobDuration(row, now));
     case 'exit':
       return number((row) => row.exitCode);
     case 'id':

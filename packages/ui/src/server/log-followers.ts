@@ -5,11 +5,14 @@ import { type JobManager, toYonderError } from '@yonder/core';
 export type LogMessage =
   /** Text of the log; `offset` is the byte offset just after it (resume from there). */
   | { readonly type: 'log'; readonly text: string; readonly offset: number }
-  /** The bytes before `offset` are no longer held; the text goes on from there. */
+  /**
+   * The bytes before `offset` are not sent (no longer held, or before the end the page asked
+   * for): the text goes on from there, at the start of a line when one begins in what is held.
+   */
   | { readonly type: 'truncated'; readonly offset: number }
   | { readonly type: 'notice'; readonly text: string }
-  /** The job has ended and everything it wrote has been sent. */
-  | { readonly type: 'end' };
+  /** The job has ended and everything it wrote from the offsets sent on has been sent; `size` is the log's size. */
+  | { readonly type: 'end'; readonly size: number };
 
 export interface LogFollowersOptions {
   /** Bytes of each log held for pages that join later or reconnect. Default 2 MiB. */
@@ -105,6 +108,21 @@ class LogFollower {
     return { text: bytes.subarray(0, whole).toString('utf8'), end: offset + whole };
   }
 
+  /**
+   * Where the first whole line held at or after `offset` begins: just after the first newline
+   * from `offset - 1` on, or `offset` itself when it starts a line or no newline is held.
+   */
+  lineStart(offset: number): number {
+    for (const chunk of this.chunks) {
+      const chunkEnd = chunk.start + chunk.bytes.length;
+      if (chunkEnd < offset) continue;
+      const from = Math.max(0, offset - 1 - chunk.start);
+      const newline = chunk.bytes.indexOf(0x0a, from);
+      if (newline >= 0) return Math.max(offset, chunk.start + newline + 1);
+    }
+    return offset;
+  }
+
   /** Resolves at the next change, or when `signal` aborts. */
   next(signal: AbortSignal): Promise<void> {
     return new Promise((resolve) => {
@@ -171,7 +189,8 @@ export class LogFollowers {
           // A page resuming past the end (the log was replaced) goes on from the end.
           if (cursor > current.end) cursor = current.end;
           if (cursor < current.base) {
-            cursor = current.base;
+            // Not from the middle of a line: from the first one that begins in what is held.
+            cursor = current.lineStart(current.base);
             yield { type: 'truncated', offset: cursor };
           }
           if (cursor < current.end) {
@@ -184,7 +203,7 @@ export class LogFollowers {
           }
         }
         if (current.done) {
-          yield { type: 'end' };
+          yield { type: 'end', size: current.end };
           return;
         }
         await current.next(signal);

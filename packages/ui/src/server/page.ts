@@ -1,12 +1,12 @@
-/** The one HTML page the server sends for every view: the shell the bundled script fills, with the session's CSRF token. */
+/** The one HTML page the server sends for every view: the shell the bundled script fills, with the session's CSRF token and its token (which stays with this page: its links and requests carry it). */
 
 function escapeAttribute(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
 }
 
 /** The page shell; `assetVersion` keeps a cached script from outliving its server. */
-export function renderPage(csrf: string, assetVersion: string): string {
-  const version = encodeURIComponent(assetVersion);
+export function renderPage(secrets: { csrf: string; token: string }, assetVersion: string): string {
+  const query = `v=${encodeURIComponent(assetVersion)}&amp;token=${encodeURIComponent(secrets.token)}`;
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -14,15 +14,16 @@ export function renderPage(csrf: string, assetVersion: string): string {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="color-scheme" content="light dark">
 <link rel="icon" href="data:,">
-<meta name="yonder-csrf" content="${escapeAttribute(csrf)}">
+<meta name="yonder-csrf" content="${escapeAttribute(secrets.csrf)}">
+<meta name="yonder-token" content="${escapeAttribute(secrets.token)}">
 <title>yonder</title>
-<link rel="stylesheet" href="/assets/app.css?v=${version}">
-<script defer src="/assets/app.js?v=${version}"></script>
+<link rel="stylesheet" href="/assets/app.css?${query}">
+<script defer src="/assets/app.js?${query}"></script>
 </head>
 <body>
 <a class="skip" href="#main">Skip to content</a>
 <header class="top">
-  <a class="brand" href="/">yonder</a>
+  <a class="brand" href="/?token=${encodeURIComponent(secrets.token)}">yonder</a>
   <span id="connection" class="connection" role="status" aria-live="polite"></span>
 </header>
 <div id="banners" class="banners" role="region" aria-label="Problems" aria-live="polite"></div>

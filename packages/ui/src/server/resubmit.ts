@@ -1,28 +1,29 @@
-/** Resubmitting a job from the page: the same spec, as the ledger kept it, through the same profile with `manager.submit`. */
-import { type JobManager, type JobRecord, type JobSpec, toYonderError } from '@yonder/core';
+/** Resubmitting a job from the page: `manager.resubmit`, as `yonder resubmit` does (the same spec, container and kept settings, through the same profile); only a job with secrets, whose values the page cannot give, is left to the CLI. */
+import { type JobManager, type JobRecord, toYonderError } from '@yonder/core';
 
-/** The spec a job was submitted with, or why it cannot be sent again from the ledger alone. */
-export function resubmitSpec(job: JobRecord): { spec: JobSpec } | { reason: string } {
+/** Whether the page can submit the job again, or why not. */
+export async function resubmitCheck(
+  manager: JobManager,
+  job: JobRecord,
+): Promise<{ ok: true } | { ok: false; reason: string }> {
   if (job.spec.secretNames.length > 0) {
+    const names = job.spec.secretNames;
     return {
-      reason: `it had secrets (${job.spec.secretNames.join(', ')}), whose values the ledger never keeps; submit it again with yonder submit --secret`,
+      ok: false,
+      reason: `it had secrets (${names.join(', ')}), whose values yonder never keeps; run yonder resubmit ${job.id} with ${names.map((name) => `$${name}`).join(', ')} set in its environment`,
     };
   }
   if (job.spec.settingsSha256 !== null) {
-    return {
-      reason:
-        'it had a settings file, which the ledger keeps only as a checksum; submit it again with yonder submit --settings',
-    };
+    const kept = await manager.store.getJobSettings?.(job.id);
+    if (kept === undefined) {
+      return {
+        ok: false,
+        reason:
+          'its settings were not kept beside its record (an older yonder submitted it); submit it again with yonder submit --settings',
+      };
+    }
   }
-  const spec: JobSpec = {
-    argv: [...job.spec.argv],
-    name: job.name,
-    env: { ...job.spec.env },
-    resources: { ...job.spec.resources },
-    schedulerOptions: [...job.spec.schedulerOptions],
-  };
-  if (job.spec.cwd !== null) spec.cwd = job.spec.cwd;
-  return { spec };
+  return { ok: true };
 }
 
 export type ResubmitOutcome =
@@ -38,12 +39,12 @@ export async function resubmitJobs(
   for (const id of ids) {
     try {
       const job = await manager.resolve(id);
-      const prepared = resubmitSpec(job);
-      if ('reason' in prepared) {
-        outcomes.push({ from: job.id, ok: false, message: `Not resubmitted: ${prepared.reason}.` });
+      const check = await resubmitCheck(manager, job);
+      if (!check.ok) {
+        outcomes.push({ from: job.id, ok: false, message: `Not resubmitted: ${check.reason}.` });
         continue;
       }
-      const submitted = await manager.submit(prepared.spec, { profile: job.profile });
+      const submitted = await manager.resubmit(job.id);
       outcomes.push({ from: job.id, ok: true, id: submitted.id });
     } catch (error) {
       outcomes.push({ from: id, ok: false, message: toYonderError(error).message });

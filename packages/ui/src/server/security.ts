@@ -1,11 +1,14 @@
-/** The UI server's gate: loopback Host names only (against DNS rebinding), the session token on every request, a CSRF token and the page's own origin on every state-changing one, and no CORS. */
+/** The UI server's gate: loopback Host names only (against DNS rebinding), the session token on every request (never a cookie), a CSRF token and the page's own origin on every state-changing one, and no CORS. */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { MiddlewareHandler } from 'hono';
-import { getCookie, setCookie } from 'hono/cookie';
 
 /** The secrets of one `yonder ui` session. */
 export interface UiSecrets {
-  /** In the URL printed at start; kept in a cookie once the page is open. */
+  /**
+   * In the URL printed at start, and only with the page opened with it: in its address, its
+   * links and its requests. Never a cookie: cookies do not tell the ports of 127.0.0.1 apart, so
+   * a page on another port would be sent it (and could plant its own).
+   */
   readonly token: string;
   /** Sent by the page with every request that changes something. */
   readonly csrf: string;
@@ -16,11 +19,6 @@ export function createSecrets(): UiSecrets {
     token: randomBytes(24).toString('base64url'),
     csrf: randomBytes(24).toString('base64url'),
   };
-}
-
-/** The cookie that carries the token: one per port, since cookies do not tell ports apart. */
-export function tokenCookieName(port: number): string {
-  return `yonder-ui-${port}`;
 }
 
 export const CSRF_HEADER = 'x-yonder-csrf';
@@ -45,10 +43,10 @@ const SECURITY_HEADERS: Record<string, string> = {
 
 /**
  * The gate, in order: a Host header that is not this server's loopback name and port is
- * refused (403) before anything else; a request without the token is refused with 401, one
- * with a wrong token with 403; a page opened with `?token=` gets the token as an HttpOnly,
- * SameSite=Strict cookie and is sent on without it in the address; a request that is not
- * GET or HEAD needs the page's CSRF token and an Origin header naming this server (403
+ * refused (403) before anything else; a request without the token (`?token=` in the address,
+ * or `Authorization: Bearer`) is refused with 401, one with a wrong token with 403 — cookies
+ * are never read, so one planted by another port's page changes nothing; a request that is
+ * not GET or HEAD needs the page's CSRF token and an Origin header naming this server (403
  * otherwise). No answer carries an Access-Control-Allow-* header, so no other origin can
  * read one; a preflight gets 405.
  */
@@ -63,7 +61,7 @@ export function securityGate(secrets: UiSecrets, port: () => number): Middleware
     const fromQuery = c.req.query('token');
     const authorization = c.req.header('authorization');
     const bearer = authorization?.startsWith('Bearer ') ? authorization.slice(7) : undefined;
-    const presented = fromQuery ?? bearer ?? getCookie(c, tokenCookieName(port()));
+    const presented = bearer ?? fromQuery;
     if (presented === undefined || presented === '') {
       return c.text('Refused: open the address yonder ui printed (it carries the token).\n', 401);
     }
@@ -78,14 +76,6 @@ export function securityGate(secrets: UiSecrets, port: () => number): Middleware
       if (csrf === undefined || !same(csrf, secrets.csrf)) {
         return c.text('Refused: a change must come from this page (CSRF token).\n', 403);
       }
-    }
-    if (fromQuery !== undefined && c.req.method === 'GET' && !c.req.path.startsWith('/api/')) {
-      setCookie(c, tokenCookieName(port()), secrets.token, {
-        httpOnly: true,
-        sameSite: 'Strict',
-        path: '/',
-      });
-      return c.redirect(c.req.path, 303);
     }
     await next();
   };

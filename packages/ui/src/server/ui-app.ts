@@ -1,13 +1,13 @@
 /** The UI's HTTP application (Hono): the page, its bundled assets, the JSON API over the job index, and the live streams, all behind the security gate. */
 import { type JobManager, toYonderError, YonderError } from '@yonder/core';
 import { type Context, Hono } from 'hono';
-import { streamSSE } from 'hono/streaming';
+import { stream, streamSSE } from 'hono/streaming';
 import { type JobIndex, SORT_KEYS, type SortKey } from './job-index.js';
 import { parseJobQuery } from './job-query.js';
 import type { LiveHub, LiveMessage } from './live-hub.js';
 import type { LogFollowers } from './log-followers.js';
 import { renderPage } from './page.js';
-import { resubmitJobs, resubmitSpec } from './resubmit.js';
+import { resubmitCheck, resubmitJobs } from './resubmit.js';
 import { securityGate, type UiSecrets } from './security.js';
 
 export interface UiAssets {
@@ -82,7 +82,7 @@ export function createUiApp(options: UiAppOptions): Hono {
   const app = new Hono();
   app.use('*', securityGate(secrets, options.port));
 
-  const page = (c: Context) => c.html(renderPage(secrets.csrf, assets.version));
+  const page = (c: Context) => c.html(renderPage(secrets, assets.version));
   app.get('/', page);
   app.get('/job/:id', page);
   app.get('/assets/app.js', (c) => {
@@ -120,10 +120,9 @@ export function createUiApp(options: UiAppOptions): Hono {
     if (!JOB_ID.test(id)) return problem(c, 404, 'E_NO_SUCH_JOB', `No job "${id}".`);
     try {
       const job = await manager.resolve(id);
-      const again = resubmitSpec(job);
       return c.json({
         job,
-        resubmit: 'reason' in again ? { ok: false, reason: again.reason } : { ok: true },
+        resubmit: await resubmitCheck(manager, job),
         stale: hub.staleTargets().filter((target) => target.target === job.target),
       });
     } catch (error) {
@@ -190,6 +189,31 @@ export function createUiApp(options: UiAppOptions): Hono {
       }
       stop.abort();
       await messages.return(undefined);
+    });
+  });
+
+  // The whole log, as the job wrote it, for the browser to save: read in bounded pieces
+  // through the manager, each written before the next is read.
+  app.get('/api/jobs/:id/log/download', async (c) => {
+    let id: string;
+    try {
+      id = (await manager.resolve(c.req.param('id'))).id;
+    } catch (error) {
+      return failure(c, error);
+    }
+    c.header('content-type', 'application/octet-stream');
+    c.header('content-disposition', `attachment; filename="yonder-${id}.log"`);
+    return stream(c, async (out) => {
+      const stop = new AbortController();
+      out.onAbort(() => stop.abort());
+      await manager.streamLogs(
+        id,
+        async (chunk) => {
+          // Copied: the chunk is lent only until this write resolves, and the stream queues it.
+          await out.write(Buffer.from(chunk.data));
+        },
+        { all: true, signal: stop.signal },
+      );
     });
   });
 

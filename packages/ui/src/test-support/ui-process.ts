@@ -17,6 +17,8 @@ export interface UiProcess {
   readonly origin: string;
   readonly port: number;
   readonly token: string;
+  /** The address of `path` on this server, with the token (as the page's own links carry it). */
+  address(path: string): string;
   readonly child: ChildProcess;
   /** What it wrote to stderr so far. */
   stderr(): string;
@@ -66,6 +68,11 @@ export async function startUiProcess(
     origin: parsed.origin,
     port: Number(parsed.port),
     token: parsed.searchParams.get('token') ?? '',
+    address(path: string) {
+      const address = new URL(path, parsed.origin);
+      address.searchParams.set('token', parsed.searchParams.get('token') ?? '');
+      return address.href;
+    },
     child,
     stderr: () => stderr,
     async stop() {
