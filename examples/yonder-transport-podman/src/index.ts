@@ -12,3 +12,9 @@ export {
 export function createYonderPlugin(): PluginV1 {
   return { specificationVersion: 'v1', transports: { podman: podmanTransportFactory } };
 }
+
+/** Replaced at build by this package's version from package.json (tsup `define`; vitest does the same). */
+declare const __PACKAGE_VERSION__: string;
+
+/** This package's version, from its package.json. */
+export const VERSION: string = __PACKAGE_VERSION__;

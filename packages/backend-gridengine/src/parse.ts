@@ -170,9 +170,17 @@ export function qacctObservation(record: QacctRecord): FoundObservationV1 {
   // The job ran: its end as its exit status says. failed 0 also says nothing killed it.
   if (record.failed === 0 || record.failed === 100) {
     const exited = exitObservation(record.exitStatus, 'qacct') as FoundObservationV1;
+    // failed 100 ("assumedly after job"): Grid Engine saw the job end by a signal (a qdel, the
+    // kernel), so a status above 128 names it. Without that, 137 is an exit code that may or may
+    // not have been a kill, and the observation says no more.
+    const signal =
+      record.failed === 100 && record.exitStatus > 128 && record.exitStatus < 128 + 65
+        ? signalName(record.exitStatus - 128)
+        : null;
     return {
       ...exited,
       nativeState: base.nativeState,
+      ...(signal ? { signal, reason: `killed by ${signal}` } : {}),
       ...(record.failed === 0 ? { endedOnItsOwn: true } : {}),
     };
   }

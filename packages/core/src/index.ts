@@ -18,7 +18,7 @@ export {
   type RefreshOptions,
   type WaitOptions,
 } from './manager/job-manager.js';
-export type { JobEvent, JobField, JobWatch, WatchJobsOptions } from './manager/watch-jobs.js';
+export type { JobEvent, JobWatch, WatchJobsOptions } from './manager/watch-jobs.js';
 export { registerPlugin } from './registry/register-plugin.js';
 export {
   createRegistry,
