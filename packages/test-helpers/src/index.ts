@@ -48,6 +48,14 @@ export {
   spawnCli,
 } from './run-cli.js';
 export {
+  createTestDatabase,
+  dropTestDatabase,
+  POSTGRES_HOST,
+  POSTGRES_SCRIPT,
+  POSTGRES_SUPERUSER,
+  postgresSql,
+  postgresUrl,
+  requirePostgres,
   requireSlurm,
   requireSshHosts,
   SLURM_SCRIPT,
