@@ -13,6 +13,12 @@ export interface ListJobsOptionsV1 {
   readonly activeOnly?: boolean;
   /** With `activeOnly` false: at most this many of the most recently created jobs. */
   readonly limit?: number;
+  /**
+   * Whose jobs, in a store several users share: the connected user's own (when absent), every
+   * user's (`'*'`), or those of the user or role named. A store of one user's jobs lists them
+   * whatever this says.
+   */
+  readonly owner?: string;
 }
 
 export interface ListJobsResultV1 {
