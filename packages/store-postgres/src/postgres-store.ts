@@ -96,15 +96,14 @@ export class PostgresStore implements StoreV1 {
       // An idle connection's error (the server restarted) must not end the process; the next
       // query opens a new one.
       this.pool.on('error', () => undefined);
+      this.pool.on('connect', (client) => client.on('error', () => undefined));
     }
     return this.pool;
   }
 
   private async connect(): Promise<Client> {
     try {
-      const client = await this.getPool().connect();
-      client.on('error', () => undefined);
-      return client;
+      return await this.getPool().connect();
     } catch (error) {
       throw connectionError(this.address, error);
     }
