@@ -92,7 +92,11 @@ export class PostgresStore implements StoreV1 {
 
   private getPool(): pg.Pool {
     if (!this.pool) {
-      this.pool = new pg.Pool({ ...this.address.config, max: this.maxConnections });
+      this.pool = new pg.Pool({
+        ...this.address.config,
+        max: this.maxConnections,
+        allowExitOnIdle: true,
+      });
       // An idle connection's error (the server restarted) must not end the process; the next
       // query opens a new one.
       this.pool.on('error', () => undefined);

@@ -112,6 +112,11 @@ export interface ListOptions {
   refresh?: boolean;
   /** How many recent finished jobs to include without `all`. Default 20. */
   recent?: number;
+  /**
+   * Whose jobs, in a store several users share (`ListJobsOptionsV1.owner`): one's own when
+   * absent, `'*'` for everyone's, or a user's name. A refresh still refreshes one's own only.
+   */
+  owner?: string;
 }
 
 /**
@@ -315,14 +320,15 @@ export class JobManager {
       problems.push(...(await this.applyRetention()));
     }
     let jobs: JobRecord[];
+    const owner = options.owner === undefined ? {} : { owner: options.owner };
     if (options.all) {
-      const result = await this.store.listJobs({});
+      const result = await this.store.listJobs(owner);
       jobs = result.jobs;
       problems.push(...result.problems);
     } else {
       const [active, recent] = await Promise.all([
-        this.store.listJobs({ activeOnly: true }),
-        this.store.listJobs({ limit: options.recent ?? 20 }),
+        this.store.listJobs({ activeOnly: true, ...owner }),
+        this.store.listJobs({ limit: options.recent ?? 20, ...owner }),
       ]);
       const seen = new Map<string, JobRecord>();
       for (const job of [...active.jobs, ...recent.jobs]) seen.set(job.id, job);
