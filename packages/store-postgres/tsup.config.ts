@@ -3,7 +3,7 @@ import { defineConfig } from 'tsup';
 import packageJson from './package.json' with { type: 'json' };
 
 export default defineConfig({
-  entry: ['src/index.ts', 'src/url.ts'],
+  entry: ['src/index.ts'],
   format: ['esm'],
   dts: true,
   clean: true,

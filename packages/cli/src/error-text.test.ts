@@ -129,7 +129,7 @@ describe('yonder prints the hints', () => {
 });
 
 describe('the libraries', () => {
-  /** Every source file (not a test) of core, store-fs and the backends. */
+  /** Every source file (not a test) of core, the stores and the backends. */
   function sources(directory: string): string[] {
     return readdirSync(directory).flatMap((name) => {
       const path = join(directory, name);
@@ -137,7 +137,14 @@ describe('the libraries', () => {
       return name.endsWith('.ts') && !name.endsWith('.test.ts') ? [path] : [];
     });
   }
-  const LIBRARIES = ['core', 'store-fs', 'backend-ssh', 'backend-slurm', 'backend-command'];
+  const LIBRARIES = [
+    'core',
+    'store-fs',
+    'store-postgres',
+    'backend-ssh',
+    'backend-slurm',
+    'backend-command',
+  ];
   const ADVICE = [
     /\byonder (submit|list|status|wait|logs|cancel|profile|plugins)\b/,
     /\bnpm install\b/,

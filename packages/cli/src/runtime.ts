@@ -186,9 +186,21 @@ export function createRuntime(env: NodeJS.ProcessEnv): Runtime {
     return registry.transport(id);
   };
 
+  const importOwn = async (name: string): Promise<Record<string, unknown> | null> => {
+    const found = await findPackage(name, {
+      from: [CLI_DIRECTORY],
+      ownDirectory: CLI_DIRECTORY,
+      own: OWN_RESOLUTION,
+      env,
+    });
+    return found
+      ? ((await import(pathToFileURL(found.entry).href)) as Record<string, unknown>)
+      : null;
+  };
+
   const storeChoice = chooseStore(env, stateDirectory);
   const manager = new JobManager({
-    store: openStore(storeChoice),
+    store: openStore(storeChoice, (name) => importOwn(name)),
     registry,
     stateDirectory,
     resolveBackend: (id) => ensureBackend(id),
@@ -207,16 +219,6 @@ export function createRuntime(env: NodeJS.ProcessEnv): Runtime {
       await loadConfig();
       return [...statuses.values()];
     },
-    async importOwn(name) {
-      const found = await findPackage(name, {
-        from: [CLI_DIRECTORY],
-        ownDirectory: CLI_DIRECTORY,
-        own: OWN_RESOLUTION,
-        env,
-      });
-      return found
-        ? ((await import(pathToFileURL(found.entry).href)) as Record<string, unknown>)
-        : null;
-    },
+    importOwn,
   };
 }

@@ -1,7 +1,8 @@
 /**
  * Which ledger the CLI uses: `YONDER_STORE`, else the config file's `store`, else the file
- * ledger under the state directory. A PostgreSQL URL opens `@yonder/store-postgres`, loaded
- * only on the ledger's first use (so commands that never touch it do not load the driver).
+ * ledger under the state directory. A PostgreSQL URL opens `@yonder/store-postgres`, installed
+ * beside the CLI as the bundled backends are and loaded only on the ledger's first use (so
+ * commands that never touch it do not load the driver); the package checks the URL itself.
  */
 import type {
   JobRecord,
@@ -15,7 +16,6 @@ import type {
 import { YonderError } from '@yonder/core';
 import { createFsStore } from '@yonder/store-fs';
 import type { PostgresStore } from '@yonder/store-postgres';
-import { isPostgresUrl, parseLedgerUrl } from '@yonder/store-postgres/url';
 import { readConfig } from './plugins/config.js';
 
 /** The ledger chosen: where it is, and where that was said. */
@@ -52,13 +52,12 @@ function checked(
   inFile: boolean,
 ): StoreChoice {
   if (value === 'fs') return { kind: 'fs', location: stateDirectory };
-  if (!isPostgresUrl(value))
+  if (!/^postgres(ql)?:\/\//i.test(value))
     throw new YonderError(
       'E_INVALID_CONFIG',
       `${field}: "${value.slice(0, 200)}" names no ledger; write "fs" for the file ledger or a URL postgresql://ROLE@HOST/DATABASE (postgresql:///DATABASE?host=/run/postgresql for the Unix socket).`,
       { data: { field } },
     );
-  parseLedgerUrl(value, field);
   if (inFile && /^[^/]*\/\/[^/@?#]*:[^/@?#]*@/.test(value))
     throw new YonderError(
       'E_INVALID_CONFIG',
@@ -68,11 +67,14 @@ function checked(
   return { kind: 'postgres', url: value, source: field };
 }
 
+/** Imports a package of the CLI's own installation, checked (`Runtime.importOwn`); null when not installed. */
+export type ImportOwn = (name: string) => Promise<Record<string, unknown> | null>;
+
 /** The store for a choice: the file ledger now, or the PostgreSQL ledger on first use. */
-export function openStore(choice: StoreChoice): StoreV1 {
+export function openStore(choice: StoreChoice, importOwn: ImportOwn): StoreV1 {
   return choice.kind === 'fs'
     ? createFsStore({ location: choice.location })
-    : new LazyPostgresStore(choice.url);
+    : new LazyPostgresStore(choice.url, choice.source, importOwn);
 }
 
 /** The PostgreSQL store itself, for the commands that manage it (`yonder ledger`). */
@@ -80,21 +82,42 @@ export async function postgresStoreOf(store: StoreV1): Promise<PostgresStore | u
   return store instanceof LazyPostgresStore ? store.open() : undefined;
 }
 
+type StorePostgresModule = typeof import('@yonder/store-postgres');
+
 /** A PostgreSQL store loaded and opened on its first use. */
 class LazyPostgresStore implements StoreV1 {
   readonly specificationVersion = 'v1' as const;
   readonly id = 'postgres';
-  readonly location: string;
   private store: Promise<PostgresStore> | undefined;
+  private opened: PostgresStore | undefined;
 
-  constructor(private readonly url: string) {
-    this.location = parseLedgerUrl(url).location;
+  constructor(
+    private readonly url: string,
+    private readonly source: string,
+    private readonly importOwn: ImportOwn,
+  ) {}
+
+  /** The URL without its password once the store has read it; before that, where it was named. */
+  get location(): string {
+    return this.opened?.location ?? `the ledger named by ${this.source}`;
   }
 
   open(): Promise<PostgresStore> {
-    this.store ??= import('@yonder/store-postgres').then((module) =>
-      module.createPostgresStore({ location: this.url }),
-    );
+    this.store ??= this.importOwn('@yonder/store-postgres').then((module) => {
+      if (module === null)
+        throw new YonderError(
+          'E_PLUGIN',
+          `${this.source} names a PostgreSQL ledger, which needs the package @yonder/store-postgres, which is not installed. Install it beside yonder: npm install @yonder/store-postgres (with -g when yonder is installed globally).`,
+        );
+      this.opened = (module as StorePostgresModule).createPostgresStore({
+        location: this.url,
+        field: this.source,
+      });
+      return this.opened;
+    });
+    this.store.catch(() => {
+      this.store = undefined;
+    });
     return this.store;
   }
 

@@ -2,6 +2,7 @@
  * A ledger URL: checked, shown without its password, and turned into pg's settings; and the
  * driver's connection errors worded with what is wrong and the fix.
  */
+import { userInfo } from 'node:os';
 import { getErrorMessage, YonderError } from '@yonder/core';
 import type { PoolConfig } from 'pg';
 
@@ -9,8 +10,8 @@ export interface LedgerAddress {
   /** For messages: the URL without its password (never shown anywhere). */
   readonly location: string;
   readonly database: string;
-  /** The role asked for (the login user's name when the URL names none). */
-  readonly role: string | undefined;
+  /** The role asked for (the login name when the URL names none). */
+  readonly role: string;
   /** pg's settings: the connection string, password included when the URL had one. */
   readonly config: PoolConfig;
 }
@@ -51,7 +52,9 @@ export function parseLedgerUrl(url: string, field = 'store'): LedgerAddress {
   };
   const database = decode(path, 'database name');
   if (!database || database.includes('/')) throw bad('names no database');
-  const role = user ? decode(user, 'role name') : undefined;
+  // No role: the login name, as libpq does (node-postgres would take $USER, which may be unset).
+  const login = userInfo().username;
+  const role = user ? decode(user, 'role name') : login;
   const parameters = new URLSearchParams(query);
   for (const key of [...parameters.keys()])
     if (/^(password|sslpassword)$/i.test(key)) parameters.delete(key);
@@ -63,7 +66,7 @@ export function parseLedgerUrl(url: string, field = 'store'): LedgerAddress {
     database,
     role,
     config: {
-      connectionString: url,
+      connectionString: user ? url : url.replace('://', `://${encodeURIComponent(login)}@`),
       application_name: 'yonder',
       connectionTimeoutMillis: 30_000,
     },
@@ -75,7 +78,7 @@ export function connectionError(address: LedgerAddress, error: unknown): YonderE
   if (YonderError.isInstance(error)) return error;
   const code = (error as { code?: unknown } | null)?.code;
   const message = getErrorMessage(error);
-  const role = address.role ?? 'the login user';
+  const role = address.role;
   const at = `the ledger ${address.location}`;
   const make = (text: string, reason: string): YonderError =>
     new YonderError('E_STORE', text, { cause: error, data: { store: address.location, reason } });
@@ -91,7 +94,7 @@ export function connectionError(address: LedgerAddress, error: unknown): YonderE
     );
   if (code === '28000' && /role .* does not exist/.test(message))
     return make(
-      `The role ${role} does not exist at ${at}. Ask the ledger's admin to create it (CREATE ROLE … LOGIN) and grant it (yonder ledger grant), or correct the role in the URL.`,
+      `The role ${role} does not exist at ${at}. Ask the ledger's admin to create it (CREATE ROLE "${role}" LOGIN) and let it use the ledger (GRANT yonder_user TO "${role}"), or correct the role in the URL.`,
       'role',
     );
   if (code === '28000')

@@ -24,6 +24,8 @@ const TERMINAL = `('succeeded', 'failed', 'cancelled')`;
 export interface PostgresStoreOptions {
   /** The ledger's URL: `postgresql://ROLE@HOST/DATABASE` or `postgresql:///DATABASE?host=/run/postgresql`. */
   location: string;
+  /** Where the URL was given, named in the error when it is not a ledger URL (default `store`). */
+  field?: string;
   /** The Unix user recorded as the owner of the jobs this store creates; this process's by default. */
   user?: string;
   /** The host recorded beside it when a job has no submitter; this machine's name by default. */
@@ -80,7 +82,7 @@ export class PostgresStore implements StoreV1 {
   private ready: Promise<void> | undefined;
 
   constructor(options: PostgresStoreOptions) {
-    this.address = parseLedgerUrl(options.location);
+    this.address = parseLedgerUrl(options.location, options.field);
     this.location = this.address.location;
     this.user = options.user ?? userInfo().username;
     this.host = options.host ?? hostname();
