@@ -18,8 +18,8 @@ import {
   POSTGRES_HOST,
   postgresSql,
   requireCliBuild,
+  requireUsers,
   runCli,
-  usersWithCli,
   yonderAs,
 } from '@yonder/test-helpers';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -168,7 +168,7 @@ describe('many processes, two hosts', () => {
 
 describe('another Unix user', () => {
   it('reads the job with --all-users but may not cancel or remove it: the database refuses', async () => {
-    const { attacker, cli } = usersWithCli();
+    const { attacker } = requireUsers();
     const { name, url } = database('yonder_cli_users');
     postgresSql(
       'postgres',
@@ -210,7 +210,6 @@ describe('another Unix user', () => {
     expect(postgresSql(name, `SELECT state FROM yonder.jobs WHERE id = '${id}'`).trim()).toBe(
       'running',
     );
-    void cli;
     const cleanup = await runCli(['cancel', id], { state: owner, env: { YONDER_STORE: url } });
     expect(cleanup.code, cleanup.stderr).toBe(0);
   }, 300_000);
