@@ -166,6 +166,41 @@ describe('many processes, two hosts', () => {
   }, 600_000);
 });
 
+describe('profiles', () => {
+  it.each([
+    ['the team ledger', true],
+    ['the file ledger', false],
+  ])('of 6 concurrent `profile add` of one name on %s, exactly one succeeds', async (_, team) => {
+    const where = state();
+    const env: Record<string, string> = team
+      ? { YONDER_STORE: database('yonder_cli_profiles').url }
+      : {};
+    const adds = await Promise.all(
+      Array.from({ length: 6 }, (_, n) =>
+        runCli(
+          [
+            'profile',
+            'add',
+            n % 2 ? 'Lab' : 'lab',
+            '--backend',
+            'local',
+            '--poll-seconds',
+            String(n + 1),
+          ],
+          {
+            state: where,
+            env,
+            timeoutMs: 120_000,
+          },
+        ),
+      ),
+    );
+    expect(adds.filter((add) => add.code === 0)).toHaveLength(1);
+    for (const add of adds.filter((result) => result.code !== 0))
+      expect(add.stderr).toMatch(/A profile named "(lab|Lab)" exists; add --force to replace it/);
+  });
+});
+
 describe('another Unix user', () => {
   it('reads the job with --all-users but may not cancel or remove it: the database refuses', async () => {
     const { attacker } = requireUsers();

@@ -121,8 +121,8 @@ class LazyPostgresStore implements StoreV1 {
     return this.store;
   }
 
-  async saveProfile(profile: Profile): Promise<void> {
-    return (await this.open()).saveProfile(profile);
+  async saveProfile(profile: Profile, options?: { exclusive?: boolean }): Promise<void> {
+    return (await this.open()).saveProfile(profile, options);
   }
   async getProfile(name: string): Promise<Profile | undefined> {
     return (await this.open()).getProfile(name);

@@ -12,7 +12,7 @@ import {
   type StoreV1,
   YonderError,
 } from '@yonder/core';
-import { assertValid, validateProfileFields } from '@yonder/core/backend-kit';
+import { assertValid, profileExistsError, validateProfileFields } from '@yonder/core/backend-kit';
 import pg from 'pg';
 import { connectionError, type LedgerAddress, parseLedgerUrl } from './connection.js';
 import { type MigrationResult, migrate, readSchema, schemaError, usable } from './migrate.js';
@@ -220,19 +220,20 @@ export class PostgresStore implements StoreV1 {
 
   // ------------------------------------------------------------- profiles
 
-  async saveProfile(profile: Profile): Promise<void> {
+  async saveProfile(profile: Profile, options: { exclusive?: boolean } = {}): Promise<void> {
     assertValid(
       'E_INVALID_PROFILE',
       `Profile "${String(profile?.name)}" is invalid`,
       validateProfileFields(profile),
     );
-    await this.withClient((client) =>
+    const saved = await this.withClient((client) =>
       client.query(
         `INSERT INTO yonder.profiles (name_key, body) VALUES ($1, $2)
-         ON CONFLICT (owner_role, name_key) DO UPDATE SET body = excluded.body`,
+         ON CONFLICT (owner_role, name_key) DO ${options.exclusive ? 'NOTHING' : 'UPDATE SET body = excluded.body'}`,
         [profile.name.toLowerCase(), JSON.stringify(profile)],
       ),
     );
+    if ((saved.rowCount ?? 0) === 0) throw profileExistsError(profile.name);
   }
 
   async getProfile(name: string): Promise<Profile | undefined> {

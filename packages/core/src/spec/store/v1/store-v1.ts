@@ -63,6 +63,11 @@ export interface ListingV1 {
   close(): void;
 }
 
+export interface SaveProfileOptionsV1 {
+  /** Fail with `E_PROFILE_EXISTS` when a profile of the same name (any case) exists. */
+  readonly exclusive?: boolean;
+}
+
 /** A held lease: while held, no other holder gets the same key. */
 export interface LeaseV1 {
   readonly key: string;
@@ -82,8 +87,14 @@ export interface StoreV1 {
   /** Where the ledger lives, for messages. */
   readonly location: string;
 
-  /** @throws YonderError `E_INVALID_PROFILE` when the profile does not validate. */
-  saveProfile(profile: Profile): Promise<void>;
+  /**
+   * Save a profile, replacing one of the same name (any case) — unless `exclusive`, when one
+   * existing makes the save fail: of several exclusive saves of one name at once, exactly one
+   * succeeds. A store that ignores `exclusive` leaves the check to its caller, which races.
+   * @throws YonderError `E_INVALID_PROFILE` when the profile does not validate; `E_PROFILE_EXISTS`
+   * with `exclusive` when a profile of that name exists.
+   */
+  saveProfile(profile: Profile, options?: SaveProfileOptionsV1): Promise<void>;
   /** @throws YonderError `E_CORRUPT_RECORD` when the stored profile cannot be read. */
   getProfile(name: string): Promise<Profile | undefined>;
   listProfiles(): Promise<{ profiles: Profile[]; problems: StoreProblemV1[] }>;
