@@ -166,6 +166,9 @@ class LazyPostgresStore implements StoreV1 {
   async waitForLease(key: string, timeoutMs: number): Promise<string | null> {
     return (await this.open()).waitForLease(key, timeoutMs);
   }
+  async subscribe(listener: (id: string) => void): Promise<() => Promise<void>> {
+    return (await this.open()).subscribe(listener);
+  }
   async close(): Promise<void> {
     if (this.store) await (await this.store).close();
   }

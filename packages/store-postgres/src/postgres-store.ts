@@ -80,6 +80,8 @@ export class PostgresStore implements StoreV1 {
   private readonly maxConnections: number;
   private pool: pg.Pool | undefined;
   private ready: Promise<void> | undefined;
+  /** How to stop each subscription still listening, for `close()`. */
+  private readonly listening = new Set<() => Promise<void>>();
 
   constructor(options: PostgresStoreOptions) {
     this.address = parseLedgerUrl(options.location, options.field);
@@ -498,6 +500,58 @@ export class PostgresStore implements StoreV1 {
     return written;
   }
 
+  // ------------------------------------------------------------ notifications
+
+  /**
+   * `LISTEN yonder_jobs` on a connection of its own: `listener` gets the id of each job written
+   * (the trigger's `NOTIFY`, sent at commit; NOTIFY is not filtered by row-level security, so
+   * it carries nothing else). A dropped connection is opened again, with a growing pause;
+   * whatever was written meanwhile is found by the listener's own reads.
+   */
+  async subscribe(listener: (id: string) => void): Promise<() => Promise<void>> {
+    await this.withClient(async () => undefined);
+    let stopped = false;
+    let client: pg.Client | undefined;
+    let pause = 100;
+    const open = async (): Promise<void> => {
+      const next = new pg.Client(this.address.config);
+      next.on('notification', (message) => {
+        if (message.channel === 'yonder_jobs' && message.payload) listener(message.payload);
+      });
+      const reopen = (): void => {
+        if (stopped || client !== next) return;
+        client = undefined;
+        next.end().catch(() => undefined);
+        setTimeout(() => {
+          if (!stopped) open().catch(() => undefined);
+        }, pause).unref();
+        pause = Math.min(pause * 2, 10_000);
+      };
+      next.on('error', reopen);
+      next.on('end', reopen);
+      client = next;
+      try {
+        await next.connect();
+        await next.query('LISTEN yonder_jobs');
+        pause = 100;
+        if (stopped) await next.end();
+      } catch (error) {
+        reopen();
+        throw connectionError(this.address, error);
+      }
+    };
+    await open();
+    const stop = async (): Promise<void> => {
+      stopped = true;
+      this.listening.delete(stop);
+      const last = client;
+      client = undefined;
+      await last?.end().catch(() => undefined);
+    };
+    this.listening.add(stop);
+    return stop;
+  }
+
   // ----------------------------------------------------------------- leases
 
   async tryLease(key: string, ttlMs: number): Promise<LeaseV1 | undefined> {
@@ -549,6 +603,7 @@ export class PostgresStore implements StoreV1 {
   }
 
   async close(): Promise<void> {
+    await Promise.all([...this.listening].map((stop) => stop()));
     const pool = this.pool;
     this.pool = undefined;
     this.ready = undefined;

@@ -144,5 +144,13 @@ export interface StoreV1 {
   /** Resolve once `key` is free (or after `timeoutMs`), returning its last completion time. */
   waitForLease(key: string, timeoutMs: number): Promise<string | null>;
 
+  /**
+   * Optional: be told the id of each job written by any process, soon after its commit (a
+   * PostgreSQL store: `LISTEN`). Only an id, never the job: the listener reads it under its
+   * own permissions. Notifications may be missed (a dropped connection), so a listener still
+   * reads the ledger now and then. Resolves once listening; the function it returns stops.
+   */
+  subscribe?(listener: (id: string) => void): Promise<() => Promise<void>>;
+
   close(): Promise<void>;
 }
