@@ -33,19 +33,21 @@ function watchOf(url: string) {
 
 let ledger: TestLedger;
 
+/** The pids of the server processes listening for the ledger's notifications. */
+function listeners(): string[] {
+  return postgresSql(
+    ledger.name,
+    `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query = 'LISTEN yonder_jobs' AND state = 'idle'`,
+  )
+    .split('\n')
+    .filter(Boolean);
+}
+
 it('a job written elsewhere reaches the watch through NOTIFY, not the interval', async () => {
   ledger = await testLedger('yonder_watch');
   const { watch, events } = watchOf(ledger.url);
   await watch.ready;
-  await until(
-    () =>
-      postgresSql(
-        ledger.name,
-        `SELECT count(*) FROM pg_stat_activity WHERE datname = '${ledger.name}' AND query = 'LISTEN yonder_jobs'`,
-      ).trim() === '1',
-    60_000,
-    'the watch listening',
-  );
+  await until(() => listeners().length === 1, 60_000, 'the watch listening');
   const job = sampleJob({ state: 'running' });
   await ledger.owner.createJob(job);
   await until(
@@ -60,16 +62,10 @@ it('a job written elsewhere reaches the watch through NOTIFY, not the interval',
     'the state-changed event',
   );
   // The connection dropped: opened again, and notifications come again.
-  postgresSql(
-    ledger.name,
-    `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${ledger.name}' AND query = 'LISTEN yonder_jobs'`,
-  );
+  const [first] = listeners();
+  postgresSql(ledger.name, `SELECT pg_terminate_backend(${first})`);
   await until(
-    () =>
-      postgresSql(
-        ledger.name,
-        `SELECT count(*) FROM pg_stat_activity WHERE datname = '${ledger.name}' AND query = 'LISTEN yonder_jobs' AND backend_type = 'client backend'`,
-      ).trim() === '1',
+    () => listeners().length === 1 && listeners()[0] !== first,
     60_000,
     'the watch listening again',
     100,
