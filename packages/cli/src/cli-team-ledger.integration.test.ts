@@ -279,6 +279,25 @@ describe('failures', () => {
       const bad = await runCli(['list'], { state: where, env: { YONDER_STORE: 'postgres://h' } });
       expect(bad.code).toBe(1);
       expect(bad.stderr).toMatch(/YONDER_STORE: names no database; write it as postgresql:\/\//);
+      // A schema newer than this yonder reads: both versions and the command that fixes it.
+      const { name: newer, url: newerUrl } = database('yonder_cli_newer');
+      expect(
+        (await runCli(['ledger', 'migrate'], { state: where, env: { YONDER_STORE: newerUrl } }))
+          .code,
+      ).toBe(0);
+      postgresSql(
+        newer,
+        'INSERT INTO yonder.schema_versions (version, min_reader, description) VALUES (99, 99, $$future$$)',
+      );
+      const old = await runCli(['submit', '--', 'true'], {
+        state: where,
+        env: { YONDER_STORE: newerUrl },
+      });
+      expect(old.code).toBe(1);
+      expect(old.stderr).toMatch(
+        /schema version 99, which readers of version 99 or later use; this yonder reads schema version 1\. Nothing was written\. Upgrade yonder \(npm install -g @yonder\/cli\)/,
+      );
+      expect(postgresSql(newer, 'SELECT count(*) FROM yonder.jobs').trim()).toBe('0');
       const onFs = await runCli(['list', '--all-users'], { state: where });
       expect(onFs.code).toBe(2);
       expect(onFs.stderr).toContain('--all-users needs a team ledger');
