@@ -26,11 +26,23 @@ export const MIGRATIONS: readonly Migration[] = [
     minReader: 1,
     description: 'jobs with owners, events, settings, profiles and leases under row-level security',
     sql: `
-DO $$ BEGIN CREATE ROLE yonder_user NOLOGIN;
-EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$;
-DO $$ BEGIN CREATE ROLE yonder_admin NOLOGIN;
-EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$;
-GRANT yonder_user TO yonder_admin;
+-- Roles belong to the whole cluster: another database's migration may be making them at the
+-- same moment, so whatever fails here counts only when the role or membership is still missing.
+DO $$ BEGIN
+  IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'yonder_user') THEN CREATE ROLE yonder_user NOLOGIN; END IF;
+EXCEPTION WHEN OTHERS THEN
+  IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'yonder_user') THEN RAISE; END IF;
+END $$;
+DO $$ BEGIN
+  IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'yonder_admin') THEN CREATE ROLE yonder_admin NOLOGIN; END IF;
+EXCEPTION WHEN OTHERS THEN
+  IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'yonder_admin') THEN RAISE; END IF;
+END $$;
+DO $$ BEGIN
+  IF NOT pg_has_role('yonder_admin', 'yonder_user', 'MEMBER') THEN GRANT yonder_user TO yonder_admin; END IF;
+EXCEPTION WHEN OTHERS THEN
+  IF NOT pg_has_role('yonder_admin', 'yonder_user', 'MEMBER') THEN RAISE; END IF;
+END $$;
 GRANT USAGE ON SCHEMA yonder TO yonder_user;
 
 -- One row per job (ids and creation times in byte order, as yonder sorts them): the record as core wrote it (json keeps its text), and what the database
