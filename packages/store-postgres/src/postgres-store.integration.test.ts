@@ -135,3 +135,34 @@ describe('schema versions', () => {
     expect(postgresSql(name, `SELECT to_regnamespace('yonder') IS NULL`).trim()).toBe('t');
   });
 });
+
+describe('export and import', () => {
+  it('exports every job once, oldest first, page by page (ties in creation time included); imports keep owners, twice changes nothing', async () => {
+    const source = await testLedger('yonder_export');
+    const at = '2026-11-01T00:00:00.000Z';
+    const jobs = [
+      sampleJob({ createdAt: at }),
+      sampleJob({ createdAt: at }),
+      sampleJob({ createdAt: '2026-10-01T00:00:00.000Z' }),
+      sampleJob(),
+      sampleJob({ createdAt: at }),
+    ];
+    for (const job of jobs) await source.owner.createJob(job);
+    await source.owner.saveJobSettings(jobs[3]?.id as string, 'kept\n');
+    const exported = [];
+    for await (const entry of source.owner.exportJobs(2)) exported.push(entry);
+    const expected = [...jobs].sort((a, b) =>
+      a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.id < b.id ? -1 : 1,
+    );
+    expect(exported.map((entry) => entry.job.id)).toEqual(expected.map((job) => job.id));
+    expect(exported.find((entry) => entry.job.id === jobs[3]?.id)?.settings).toBe('kept\n');
+
+    const target = await testLedger('yonder_import');
+    const owner = { user: 'alice', host: 'node7', role: 'someone_else' };
+    const entry = { ...(exported[0] as (typeof exported)[number]), owner };
+    expect(await target.owner.importJob(entry)).toBe(true);
+    expect(await target.owner.importJob(entry)).toBe(false);
+    expect(await target.owner.getOwner(entry.job.id)).toEqual(owner);
+    expect(await target.owner.getJob(entry.job.id)).toEqual(entry.job);
+  });
+});

@@ -131,16 +131,17 @@ export class PostgresStore implements StoreV1 {
 
   private async raw<T>(work: (client: Client) => Promise<T>): Promise<T> {
     const client = await this.connect();
-    let broken: unknown;
+    // An error without an SQLSTATE is the connection's own (dropped, reset): that connection
+    // is closed rather than handed out again.
+    let lost: Error | undefined;
     try {
       return await work(client);
     } catch (error) {
-      if (!(error as { code?: unknown })?.code || YonderError.isInstance(error)) broken = error;
-      throw YonderError.isInstance(error) ? error : connectionError(this.address, error);
+      if (YonderError.isInstance(error)) throw error;
+      if (!(error as { code?: unknown } | null)?.code && error instanceof Error) lost = error;
+      throw connectionError(this.address, error);
     } finally {
-      client.release(
-        broken instanceof Error && !YonderError.isInstance(broken) ? broken : undefined,
-      );
+      client.release(lost);
     }
   }
 
@@ -478,13 +479,38 @@ export class PostgresStore implements StoreV1 {
 
   // ------------------------------------------------------ export and import
 
-  /** Every job in sight, oldest first, with its owner and settings (what `yonder ledger export` writes). */
-  async *exportJobs(): AsyncGenerator<ExportedJob> {
-    const { jobs } = await this.listJobs({ owner: '*' });
-    for (const job of jobs.reverse()) {
-      const owner = (await this.getOwner(job.id)) ?? null;
-      const settings = (await this.getJobSettings(job.id)) ?? null;
-      yield { job, owner, settings };
+  /**
+   * Every job in sight, oldest first, with its owner and settings (what `yonder ledger export`
+   * writes), read a page at a time.
+   */
+  async *exportJobs(pageSize = 1000): AsyncGenerator<ExportedJob> {
+    let after: [string, string] | undefined;
+    for (;;) {
+      const { rows } = await this.withClient((client) =>
+        client.query<{
+          record: JobRecord;
+          owner_user: string;
+          owner_host: string;
+          owner_role: string;
+          settings: string | null;
+          created_at: string;
+        }>(
+          `SELECT j.record, j.owner_user, j.owner_host, j.owner_role, j.created_at, s.text AS settings
+           FROM yonder.jobs j LEFT JOIN yonder.job_settings s ON s.job_id = j.id
+           ${after ? 'WHERE (j.created_at, j.id) > ($2, $3)' : ''}
+           ORDER BY j.created_at, j.id LIMIT $1`,
+          after ? [pageSize, ...after] : [pageSize],
+        ),
+      );
+      for (const row of rows)
+        yield {
+          job: row.record,
+          owner: { user: row.owner_user, host: row.owner_host, role: row.owner_role },
+          settings: row.settings,
+        };
+      if (rows.length < pageSize) return;
+      const last = rows[rows.length - 1] as { created_at: string; record: JobRecord };
+      after = [last.created_at, last.record.id];
     }
   }
 
