@@ -18,7 +18,7 @@ export interface Migration {
 const TERMINAL = `('succeeded', 'failed', 'cancelled')`;
 
 /** Whether the role running the statement is one of the lab's admins. */
-const IS_ADMIN = `pg_has_role(current_user, 'yonder_admin', 'MEMBER')`;
+const IS_ADMIN = 'yonder.is_admin(current_user)';
 
 export const MIGRATIONS: readonly Migration[] = [
   {
@@ -26,24 +26,20 @@ export const MIGRATIONS: readonly Migration[] = [
     minReader: 1,
     description: 'jobs with owners, events, settings, profiles and leases under row-level security',
     sql: `
--- Roles belong to the whole cluster: another database's migration may be making them at the
--- same moment, so whatever fails here counts only when the role or membership is still missing.
+-- The group role of yonder's users belongs to the whole cluster: another database's migration
+-- may be making it at the same moment, so a failure counts only when it is still missing.
 DO $$ BEGIN
   IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'yonder_user') THEN CREATE ROLE yonder_user NOLOGIN; END IF;
 EXCEPTION WHEN OTHERS THEN
   IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'yonder_user') THEN RAISE; END IF;
 END $$;
-DO $$ BEGIN
-  IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'yonder_admin') THEN CREATE ROLE yonder_admin NOLOGIN; END IF;
-EXCEPTION WHEN OTHERS THEN
-  IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'yonder_admin') THEN RAISE; END IF;
-END $$;
-DO $$ BEGIN
-  IF NOT pg_has_role('yonder_admin', 'yonder_user', 'MEMBER') THEN GRANT yonder_user TO yonder_admin; END IF;
-EXCEPTION WHEN OTHERS THEN
-  IF NOT pg_has_role('yonder_admin', 'yonder_user', 'MEMBER') THEN RAISE; END IF;
-END $$;
 GRANT USAGE ON SCHEMA yonder TO yonder_user;
+
+-- The ledger's admins: this database's own list (roles are the cluster's, shared by every
+-- database; being an admin of one ledger makes no one an admin of another).
+CREATE TABLE yonder.admins (role name PRIMARY KEY);
+CREATE FUNCTION yonder.is_admin(who name) RETURNS boolean LANGUAGE sql STABLE SECURITY DEFINER
+  SET search_path = pg_catalog, yonder AS $$ SELECT EXISTS (SELECT FROM yonder.admins WHERE role = who) $$;
 
 -- One row per job (ids and creation times in byte order, as yonder sorts them): the record as core wrote it (json keeps its text), and what the database
 -- derives from it or decides itself: the owner (role, user, host), the state, the revision.

@@ -186,7 +186,7 @@ export class PostgresStore implements StoreV1 {
     return this.withClient(async (client) => {
       const { rows } = await client.query<{ role: string; admin: boolean; jobs: string }>(
         `SELECT current_user AS role,
-                pg_has_role(current_user, 'yonder_admin', 'MEMBER') OR
+                yonder.is_admin(current_user) OR
                   (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) AS admin,
                 (SELECT count(*) FROM yonder.jobs) AS jobs`,
       );
@@ -205,7 +205,8 @@ export class PostgresStore implements StoreV1 {
 
   /**
    * Let a login role use the ledger (`yonder_user`), or, with `admin`, see and cancel every
-   * job (`yonder_admin`). Run by the database's owner or a role with CREATEROLE.
+   * job (listed in `yonder.admins`, this database's alone). Run by the database's owner (with
+   * CREATEROLE, or the admin option on `yonder_user`).
    */
   async grant(role: string, options: { admin?: boolean } = {}): Promise<void> {
     await this.withClient(async (client) => {
@@ -216,8 +217,11 @@ export class PostgresStore implements StoreV1 {
           `There is no role ${JSON.stringify(role)} at the ledger ${this.location}; create it first (CREATE ROLE ${client.escapeIdentifier(role)} LOGIN).`,
           { data: { role } },
         );
-      const group = options.admin ? 'yonder_admin' : 'yonder_user';
-      await client.query(`GRANT ${group} TO ${client.escapeIdentifier(role)}`);
+      await client.query(`GRANT yonder_user TO ${client.escapeIdentifier(role)}`);
+      if (options.admin)
+        await client.query('INSERT INTO yonder.admins (role) VALUES ($1) ON CONFLICT DO NOTHING', [
+          role,
+        ]);
     });
   }
 

@@ -60,7 +60,7 @@ export function passwordRole(
   );
   roles.push(role);
   if (options.grant !== false) postgresSql(database, `GRANT yonder_user TO "${role}"`);
-  if (options.admin) postgresSql(database, `GRANT yonder_admin TO "${role}"`);
+  if (options.admin) postgresSql(database, `INSERT INTO yonder.admins VALUES ('${role}')`);
   return { role, password, url: roleUrl(database, role, password) };
 }
 
