@@ -18,7 +18,8 @@ if [ "$(id -u)" = 0 ]; then
   # docs/snakemake-slurm.integration.test.ts on the Slurm profile); setfacl (acl), the access
   # control lists the trust check must see through (packages/core/src/trust, remote/); Grid
   # Engine's client, master and execution daemon (gridengine-cluster.sh configures and starts
-  # them) for packages/backend-gridengine.
+  # them) for packages/backend-gridengine; PostgreSQL (Debian's, 15), the private cluster of
+  # @yonder/store-postgres (scripts/postgres-cluster.sh).
   export DEBIAN_FRONTEND=noninteractive
   missing=()
   while read -r program package; do
@@ -32,18 +33,19 @@ setfacl acl
 qsub gridengine-client
 sge_qmaster gridengine-master
 sge_execd gridengine-exec
+/usr/lib/postgresql postgresql
 PACKAGES
   if [ "${#missing[@]}" -gt 0 ]; then
     apt-get install -y -o DPkg::Lock::Timeout=600 --no-install-recommends "${missing[@]}" >&2 ||
       { apt-get update >&2 && apt-get install -y -o DPkg::Lock::Timeout=600 --no-install-recommends "${missing[@]}" >&2; }
   fi
-  for service in scripts/slurm-cluster.sh scripts/gridengine-cluster.sh scripts/sshd-hosts.sh; do
+  for service in scripts/slurm-cluster.sh scripts/gridengine-cluster.sh scripts/sshd-hosts.sh scripts/postgres-cluster.sh; do
     if [ -f "$service" ]; then bash "$service" start; fi
   done
   # podman (as root, and rootless for the victim and the sshd hosts' user) and the test image
   # the container tests run.
   bash scripts/containers.sh
 else
-  echo "test-all: not root, so Slurm, Grid Engine, sshd, podman, task-spooler and Chromium are not set up; the tests that need them fail, naming the command that starts them." >&2
+  echo "test-all: not root, so Slurm, Grid Engine, sshd, PostgreSQL, podman, task-spooler and Chromium are not set up; the tests that need them fail, naming the command that starts them." >&2
 fi
 pnpm test

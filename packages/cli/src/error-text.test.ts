@@ -129,7 +129,7 @@ describe('yonder prints the hints', () => {
 });
 
 describe('the libraries', () => {
-  /** Every source file (not a test) of core, store-fs and the backends. */
+  /** Every source file (not a test) of core, the stores and the backends. */
   function sources(directory: string): string[] {
     return readdirSync(directory).flatMap((name) => {
       const path = join(directory, name);
@@ -140,6 +140,7 @@ describe('the libraries', () => {
   const LIBRARIES = [
     'core',
     'store-fs',
+    'store-postgres',
     'backend-ssh',
     'backend-slurm',
     'backend-command',

@@ -30,6 +30,10 @@ function hint(error: YonderError): string | undefined {
     return `Fix: correct that field in the file, or replace the profile (yonder profile add NAME --backend B --force), or forget it (yonder profile remove NAME).`;
   if (error.code === 'E_LOGIN_REQUIRED' && typeof data.profile === 'string')
     return `Run "yonder connect ${data.profile}" first (ssh asks there), then try again.`;
+  if (error.code === 'E_STORE' && data.schema === 'older')
+    return 'Run "yonder ledger migrate" as the database\'s owner.';
+  if (error.code === 'E_STORE' && data.schema === 'newer')
+    return 'Upgrade yonder (npm install -g @yonder/cli) to use this ledger.';
   if (error.code === 'E_NO_SUCH_JOB' && typeof data.reference === 'string')
     return '"yonder list --all" shows every job.';
   return undefined;

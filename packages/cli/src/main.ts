@@ -18,7 +18,8 @@ Usage:
                 [--account A] [--qos Q] [--scheduler-option ARG]... [--cwd DIR] [--json] -- COMMAND [ARG...]
   yonder submit --batch FILE|- [--profile P] [--json]   (JSON lines, one job each; one id per submitted job out)
   yonder resubmit JOB [--profile P] [--json]
-  yonder list [--all] [--state S] [--profile P] [--no-refresh] [--watch] [--json | --format T | -q]   (alias: ls)
+  yonder list [--all] [--state S] [--profile P] [--user NAME | --all-users] [--no-refresh] [--watch]
+              [--json | --format T | -q]   (alias: ls)
   yonder status JOB... [--no-refresh] [--json | --format TEMPLATE | -q]
   yonder wait JOB... [--timeout SECONDS] [--give-up-after DURATION] [--json]
   yonder logs JOB [-n N | -c N | --all] [-f] [--json]
@@ -37,10 +38,12 @@ Usage:
   yonder completion bash|zsh|fish                  a completion script for the shell
   yonder connect PROFILE | disconnect PROFILE     open / close the openssh transport's kept login
   yonder plugins [--json]
+  yonder ledger status | migrate | grant ROLE [--admin] | export | import FILE   the ledger in use
   yonder ui [--port N] [--no-open]                 (needs @yonder/ui)
 
 JOB is a job id or an unambiguous prefix of one. --profile defaults to $YONDER_PROFILE, else "local".
-The ledger lives in $YONDER_STATE_DIR, else $XDG_STATE_HOME/yonder, else ~/.local/state/yonder.
+The ledger lives in $YONDER_STATE_DIR, else $XDG_STATE_HOME/yonder, else ~/.local/state/yonder;
+$YONDER_STORE (or the config's "store") names a PostgreSQL team ledger instead (yonder help ledger).
 
 Exit status: 0 success; 1 failure; 2 usage error; wait: the job's exit code when one job failed, 124 on timeout,
 69 when a target stayed unreachable for --give-up-after;
@@ -66,6 +69,7 @@ export const COMMANDS: Record<string, () => Promise<{ run: Command }>> = {
   connect: () => import('./commands/connect/index.js'),
   disconnect: () => import('./commands/disconnect/index.js'),
   plugins: () => import('./commands/plugins/index.js'),
+  ledger: () => import('./commands/ledger/index.js'),
   ui: () => import('./commands/ui/index.js'),
 };
 

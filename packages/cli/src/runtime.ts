@@ -1,4 +1,4 @@
-/** The CLI's wiring: the file ledger, the built-in local pieces, and backends and transports loaded on demand from their packages or the config's plugins. */
+/** The CLI's wiring: the ledger (the file ledger unless YONDER_STORE or the config names another), the built-in local pieces, and backends and transports loaded on demand from their packages or the config's plugins. */
 import { dirname } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import {
@@ -22,6 +22,7 @@ import {
   type OwnResolution,
   packageVersion,
 } from './plugins/resolve-package.js';
+import { chooseStore, openStore, type StoreChoice } from './store-choice.js';
 
 /** The packages yonder ships besides the CLI, and what they provide; installed separately. */
 export const BUNDLED_PLUGINS: ReadonlyArray<{
@@ -44,6 +45,8 @@ export interface Runtime {
   manager: JobManager;
   registry: Registry;
   stateDirectory: string;
+  /** Which ledger is in use: the file ledger, or the one YONDER_STORE or the config's `store` names. */
+  storeChoice: StoreChoice;
   /** The backend a profile names, loading its package (or the config's plugins) when needed. */
   ensureBackend(id: string): Promise<BackendV1>;
   /** The transport a profile uses, found the same way as its backend. */
@@ -184,8 +187,21 @@ export function createRuntime(env: NodeJS.ProcessEnv): Runtime {
     return registry.transport(id);
   };
 
+  const importOwn = async (name: string): Promise<Record<string, unknown> | null> => {
+    const found = await findPackage(name, {
+      from: [CLI_DIRECTORY],
+      ownDirectory: CLI_DIRECTORY,
+      own: OWN_RESOLUTION,
+      env,
+    });
+    return found
+      ? ((await import(pathToFileURL(found.entry).href)) as Record<string, unknown>)
+      : null;
+  };
+
+  const storeChoice = chooseStore(env, stateDirectory);
   const manager = new JobManager({
-    store: createFsStore({ location: stateDirectory }),
+    store: openStore(storeChoice, (name) => importOwn(name)),
     registry,
     stateDirectory,
     resolveBackend: (id) => ensureBackend(id),
@@ -196,6 +212,7 @@ export function createRuntime(env: NodeJS.ProcessEnv): Runtime {
     manager,
     registry,
     stateDirectory,
+    storeChoice,
     ensureBackend,
     ensureTransport,
     async loadAll() {
@@ -203,16 +220,6 @@ export function createRuntime(env: NodeJS.ProcessEnv): Runtime {
       await loadConfig();
       return [...statuses.values()];
     },
-    async importOwn(name) {
-      const found = await findPackage(name, {
-        from: [CLI_DIRECTORY],
-        ownDirectory: CLI_DIRECTORY,
-        own: OWN_RESOLUTION,
-        env,
-      });
-      return found
-        ? ((await import(pathToFileURL(found.entry).href)) as Record<string, unknown>)
-        : null;
-    },
+    importOwn,
   };
 }

@@ -20,6 +20,7 @@ import {
   type ListingOptionsV1,
   type ListingV1,
   parseJson,
+  profileExistsError,
   readPrivateFile,
   removePrivateFile,
   reserveSpareFile,
@@ -98,7 +99,7 @@ export class FsStore implements StoreV1 {
 
   // ------------------------------------------------------------- profiles
 
-  async saveProfile(profile: Profile): Promise<void> {
+  async saveProfile(profile: Profile, options: { exclusive?: boolean } = {}): Promise<void> {
     assertValid(
       'E_INVALID_PROFILE',
       `Profile "${String(profile?.name)}" is invalid`,
@@ -106,9 +107,14 @@ export class FsStore implements StoreV1 {
     );
     this.ledger.ensure();
     const path = this.profilePath(profile.name);
+    const text = `${JSON.stringify(profile, null, 2)}\n`;
     try {
-      writePrivateFileAtomic(path, `${JSON.stringify(profile, null, 2)}\n`);
+      // Exclusive: created by link(), which fails when the name exists, so one of several wins.
+      if (options.exclusive) createPrivateFile(path, text);
+      else writePrivateFileAtomic(path, text);
     } catch (error) {
+      if (options.exclusive && (error as NodeJS.ErrnoException).code === 'EEXIST')
+        throw profileExistsError(profile.name);
       throw storeError('write', path, error);
     }
   }

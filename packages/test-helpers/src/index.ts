@@ -48,8 +48,16 @@ export {
   spawnCli,
 } from './run-cli.js';
 export {
+  createTestDatabase,
+  dropTestDatabase,
   GRIDENGINE_SCRIPT,
+  POSTGRES_HOST,
+  POSTGRES_SCRIPT,
+  POSTGRES_SUPERUSER,
+  postgresSql,
+  postgresUrl,
   requireGridEngine,
+  requirePostgres,
   requireSlurm,
   requireSshHosts,
   SLURM_SCRIPT,

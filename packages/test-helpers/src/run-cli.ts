@@ -51,6 +51,7 @@ export function cliEnv(state: string, extra: Record<string, string> = {}): NodeJ
   const env: NodeJS.ProcessEnv = { ...process.env };
   delete env.YONDER_CONFIG;
   delete env.YONDER_DEBUG;
+  delete env.YONDER_STORE;
   return {
     ...env,
     YONDER_STATE_DIR: state,

@@ -1,7 +1,8 @@
 /**
- * The shared test services, a one-node Slurm, a one-node Grid Engine and sshd hosts on loopback, reached through the
- * repository's own scripts: is one up (fail, never skip, naming the command that starts it),
- * control it, read the sshd hosts' paths.
+ * The shared test services, a one-node Slurm, a one-node Grid Engine, sshd hosts on loopback
+ * and a private PostgreSQL, reached through the repository's own scripts: is one up (fail, never
+ * skip, naming the command that starts it), control it, read the sshd hosts' paths, make a
+ * database.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
@@ -10,8 +11,18 @@ import { REPOSITORY_ROOT } from './repository.js';
 export const SLURM_SCRIPT = join(REPOSITORY_ROOT, 'scripts/slurm-cluster.sh');
 export const SSH_HOSTS_SCRIPT = join(REPOSITORY_ROOT, 'scripts/sshd-hosts.sh');
 export const GRIDENGINE_SCRIPT = join(REPOSITORY_ROOT, 'scripts/gridengine-cluster.sh');
+export const POSTGRES_SCRIPT = join(REPOSITORY_ROOT, 'scripts/postgres-cluster.sh');
+/** The private PostgreSQL cluster's socket directory (`scripts/postgres-cluster.sh`). */
+export const POSTGRES_HOST = process.env.YONDER_PG_DIR ?? '/tmp/yonder-postgres';
+/** Its superuser role, reached by peer authentication from root. */
+export const POSTGRES_SUPERUSER = 'yonder';
 
-const QUIET = { YONDER_SLURM_QUIET: '1', YONDER_SSH_QUIET: '1', YONDER_GRIDENGINE_QUIET: '1' };
+const QUIET = {
+  YONDER_SLURM_QUIET: '1',
+  YONDER_SSH_QUIET: '1',
+  YONDER_GRIDENGINE_QUIET: '1',
+  YONDER_PG_QUIET: '1',
+};
 
 /** Run `bash SCRIPT COMMAND ARGS…` (start, stop-ctld, kill-connections, …); throws if it fails. */
 export function serviceCommand(script: string, command: string, ...args: string[]): void {
@@ -73,4 +84,60 @@ export function sshHostsEnv(): Record<string, string> {
     if (match) env[match[1] as string] = (match[2] as string).replaceAll("'\\''", "'");
   }
   return env;
+}
+
+/** Fail (never skip) when the private PostgreSQL cluster is down. */
+export function requirePostgres(): void {
+  if (serviceStatus(POSTGRES_SCRIPT) !== 0)
+    throw new Error(
+      'The PostgreSQL test cluster is not running. Start it with: bash scripts/postgres-cluster.sh start',
+    );
+}
+
+let databases = 0;
+
+/**
+ * A new, empty database in the private cluster (fails, never skips, when it is down), named
+ * `PREFIX_<pid>_<n>`; returns its name and its URL (the Unix-socket form, as the superuser).
+ * Dropped by `dropTestDatabase`.
+ */
+export function createTestDatabase(prefix = 'yonder_test'): { name: string; url: string } {
+  requirePostgres();
+  databases += 1;
+  const name = `${prefix}_${process.pid}_${databases}_${Date.now().toString(36)}`;
+  postgresSql('postgres', `CREATE DATABASE "${name}"`);
+  return { name, url: postgresUrl(name) };
+}
+
+/** The Unix-socket URL of a database of the private cluster, as ROLE (the superuser by default). */
+export function postgresUrl(database: string, role = POSTGRES_SUPERUSER): string {
+  return `postgresql://${encodeURIComponent(role)}@/${encodeURIComponent(database)}?host=${encodeURIComponent(POSTGRES_HOST)}`;
+}
+
+/** Drop a database made by `createTestDatabase`, ending its connections first. */
+export function dropTestDatabase(name: string): void {
+  postgresSql('postgres', `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+}
+
+/** Run SQL through psql as the cluster's superuser; returns its unaligned, tuples-only output. */
+export function postgresSql(database: string, sql: string): string {
+  return execFileSync(
+    'psql',
+    [
+      '-X',
+      '-q',
+      '-At',
+      '-v',
+      'ON_ERROR_STOP=1',
+      '-h',
+      POSTGRES_HOST,
+      '-U',
+      POSTGRES_SUPERUSER,
+      '-d',
+      database,
+      '-c',
+      sql,
+    ],
+    { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 120_000 },
+  );
 }

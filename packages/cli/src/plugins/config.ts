@@ -33,6 +33,13 @@ export const ConfigSchema = Type.Object(
           'How long finished jobs are kept: `yonder prune` without --older-than forgets those that ended longer ago (30d, 12h, 2w…).',
       }),
     ),
+    store: Type.Optional(
+      Type.String({
+        minLength: 1,
+        description:
+          'The ledger: a PostgreSQL URL (postgresql://ROLE@HOST/DATABASE, or postgresql:///DATABASE?host=/run/postgresql for the Unix socket) for a team ledger, without a password; absent for the file ledger. YONDER_STORE overrides it.',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -50,6 +57,8 @@ export interface UserConfig {
   plugins: PluginEntry[];
   /** How long finished jobs are kept (`30d`), for `yonder prune`; null when not set. */
   retention: string | null;
+  /** The ledger's URL when it is not the file ledger; null when not set. */
+  store: string | null;
 }
 
 /** Where the config lives: `YONDER_CONFIG`, else `$XDG_CONFIG_HOME/yonder/config.json`, else `~/.config/yonder/config.json`. */
@@ -82,7 +91,7 @@ export function readConfig(env: NodeJS.ProcessEnv): UserConfig {
         `Cannot read the yonder config ${path}: it does not exist.`,
       );
     }
-    return { path: null, directory, plugins: [], retention: null };
+    return { path: null, directory, plugins: [], retention: null, store: null };
   }
   checkTrustedPath(directory, {
     ...trust,
@@ -123,5 +132,6 @@ export function readConfig(env: NodeJS.ProcessEnv): UserConfig {
       : { package: (entry as PluginEntry).package, options: (entry as PluginEntry).options ?? {} },
   );
   const retention = (value as { retention?: string }).retention ?? null;
-  return { path, directory, plugins, retention };
+  const store = (value as { store?: string }).store ?? null;
+  return { path, directory, plugins, retention, store };
 }

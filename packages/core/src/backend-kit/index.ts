@@ -96,6 +96,7 @@ export {
   type StateDialect,
 } from '../state/normalise-state.js';
 export { listedJob } from '../store/listed-job.js';
+export { profileExistsError } from '../store/profile-exists.js';
 export {
   checkTemplate,
   type ParsedTemplate,

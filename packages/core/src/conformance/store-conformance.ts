@@ -116,6 +116,35 @@ export function storeConformance(
   );
 
   test(
+    'store: of several exclusive saves of one name at once, exactly one succeeds',
+    withStore(async (store) => {
+      const outcomes = await Promise.allSettled(
+        Array.from({ length: 8 }, (_, n) =>
+          store.saveProfile(
+            { name: n % 2 ? 'Lab' : 'lab', backend: 'slurm', workdir: `/scratch/${n}` },
+            { exclusive: true },
+          ),
+        ),
+      );
+      const saved = outcomes.filter((outcome) => outcome.status === 'fulfilled');
+      check(saved.length === 1, `exactly one exclusive save succeeds, ${saved.length} did`);
+      for (const outcome of outcomes)
+        if (outcome.status === 'rejected')
+          check(
+            (outcome.reason as { code?: unknown })?.code === 'E_PROFILE_EXISTS',
+            'the others fail with E_PROFILE_EXISTS',
+          );
+      await rejects(
+        store.saveProfile({ name: 'LAB', backend: 'slurm' }, { exclusive: true }),
+        'E_PROFILE_EXISTS',
+        'an exclusive save of an existing name',
+      );
+      await store.saveProfile({ name: 'LAB', backend: 'slurm', workdir: '/x' });
+      check((await store.getProfile('lab'))?.workdir === '/x', 'a plain save still replaces');
+    }),
+  );
+
+  test(
     'store: an invalid profile is refused with E_INVALID_PROFILE',
     withStore(async (store) => {
       await rejects(
@@ -214,10 +243,10 @@ export function storeConformance(
       );
       const all = await store.listJobs({});
       check(all.jobs.length === 3, 'listing everything gives every job');
-      await store.updateJob(c.id, (current) => ({ ...current, state: 'running' }));
+      await store.updateJob(b.id, (current) => ({ ...current, state: 'running' }));
       check(
-        (await store.listJobs({ activeOnly: true })).jobs.length === 3,
-        'a job made active again is listed as active',
+        (await store.listJobs({ activeOnly: true })).jobs.length === 2,
+        'a job moved from one active state to another is still listed as active, once',
       );
     }),
   );

@@ -5,7 +5,7 @@ import type { Registry } from '../registry/registry.js';
 import type { BackendV1, LogChunkV1 } from '../spec/backend/v1/backend-v1.js';
 import type { JobRecord, JobSpec, JobState } from '../spec/job.js';
 import type { Profile } from '../spec/profile.js';
-import type { StoreProblemV1, StoreV1 } from '../spec/store/v1/store-v1.js';
+import type { SaveProfileOptionsV1, StoreProblemV1, StoreV1 } from '../spec/store/v1/store-v1.js';
 import type { TransportFactoryV1 } from '../spec/transport/v1/transport-factory-v1.js';
 import type { TransportV1 } from '../spec/transport/v1/transport-v1.js';
 import { DEFAULT_STATE_POLICY, type StatePolicy } from '../state/apply-observation.js';
@@ -123,6 +123,11 @@ export interface ListOptions {
   refresh?: boolean;
   /** How many recent finished jobs to include without `all`. Default 20. */
   recent?: number;
+  /**
+   * Whose jobs, in a store several users share (`ListJobsOptionsV1.owner`): one's own when
+   * absent, `'*'` for everyone's, or a user's name. A refresh still refreshes one's own only.
+   */
+  owner?: string;
 }
 
 /**
@@ -187,8 +192,8 @@ export class JobManager {
    * Validate and save a profile.
    * @throws ValidationError `E_INVALID_PROFILE` listing every problem.
    */
-  saveProfile(input: Profile): Promise<Profile> {
-    return saveProfile(this.context, input);
+  saveProfile(input: Profile, options: SaveProfileOptionsV1 = {}): Promise<Profile> {
+    return saveProfile(this.context, input, options);
   }
 
   /**
@@ -338,14 +343,15 @@ export class JobManager {
       problems.push(...(await this.applyRetention()));
     }
     let jobs: JobRecord[];
+    const owner = options.owner === undefined ? {} : { owner: options.owner };
     if (options.all) {
-      const result = await this.store.listJobs({});
+      const result = await this.store.listJobs(owner);
       jobs = result.jobs;
       problems.push(...result.problems);
     } else {
       const [active, recent] = await Promise.all([
-        this.store.listJobs({ activeOnly: true }),
-        this.store.listJobs({ limit: options.recent ?? 20 }),
+        this.store.listJobs({ activeOnly: true, ...owner }),
+        this.store.listJobs({ limit: options.recent ?? 20, ...owner }),
       ]);
       const seen = new Map<string, JobRecord>();
       for (const job of [...active.jobs, ...recent.jobs]) seen.set(job.id, job);

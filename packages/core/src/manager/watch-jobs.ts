@@ -1,5 +1,4 @@
 /** watchJobs: an async iterator of the ledger's job changes, made here or by any other yonder process, refreshing active targets through the manager at their profiles' poll intervals. */
-import { setTimeout as delay } from 'node:timers/promises';
 import { toYonderError } from '../errors/yonder-error.js';
 import type { JobRecord, JobState } from '../spec/job.js';
 import { isTerminal } from '../state/job-states.js';
@@ -176,7 +175,9 @@ function createEventQueue(limit: number) {
  * Watch the ledger: every job created, every state change, every record change and every
  * failed poll, whichever yonder process made it, without a daemon. While it runs it refreshes
  * active jobs through the manager (each target at its profile's poll interval) and reads the
- * ledger every `intervalMs` to diff it against what it saw. Events wait in a bounded queue;
+ * ledger every `intervalMs` to diff it against what it saw — and at once when the store says
+ * a job was written (`StoreV1.subscribe`, PostgreSQL's `LISTEN/NOTIFY`), the interval then
+ * being the fallback. Events wait in a bounded queue;
  * a consumer that falls behind gets `lagged` instead of unbounded memory.
  *
  * @example
@@ -200,9 +201,33 @@ export function watchJobs(manager: WatchedManager, options: WatchJobsOptions = {
   /** When (monotonic ms) every id of the ledger is read again, to notice removed jobs. */
   let idsDueAt = 0;
 
+  /** Ends the wait between two reads early: a store said a job was written. */
+  let wake: (() => void) | undefined;
+  let woken = false;
+  const notified = (): void => {
+    woken = true;
+    wake?.();
+  };
+  const unsubscribe = store.subscribe?.(notified).catch(() => undefined);
+  /** Until `intervalMs` have passed, a notification came, or the watch was closed. */
+  const pause = (): Promise<void> =>
+    new Promise((resolve) => {
+      if (woken || stop.signal.aborted) return resolve();
+      const done = (): void => {
+        clearTimeout(timer);
+        stop.signal.removeEventListener('abort', done);
+        wake = undefined;
+        resolve();
+      };
+      const timer = setTimeout(done, intervalMs);
+      stop.signal.addEventListener('abort', done, { once: true });
+      wake = done;
+    });
+
   const close = (): void => {
     stop.abort();
     queue.close();
+    void unsubscribe?.then((stopListening) => stopListening?.()).catch(() => undefined);
   };
   if (options.signal?.aborted) close();
   else options.signal?.addEventListener('abort', close, { once: true });
@@ -378,11 +403,9 @@ export function watchJobs(manager: WatchedManager, options: WatchJobsOptions = {
   void (async () => {
     await ready;
     while (!stop.signal.aborted) {
-      try {
-        await delay(intervalMs, undefined, { signal: stop.signal });
-      } catch {
-        return;
-      }
+      await pause();
+      if (stop.signal.aborted) return;
+      woken = false;
       try {
         if (options.refresh ?? true) await refreshDue();
         if (stop.signal.aborted) return;

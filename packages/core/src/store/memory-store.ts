@@ -5,6 +5,7 @@ import type { Profile } from '../spec/profile.js';
 import type { LeaseV1, ListJobsResultV1, StoreV1 } from '../spec/store/v1/store-v1.js';
 import { isTerminal } from '../state/job-states.js';
 import { validateProfileFields } from '../validation/profile-schema.js';
+import { profileExistsError } from './profile-exists.js';
 
 const clone = <T>(value: T): T => structuredClone(value);
 
@@ -24,12 +25,14 @@ export function createMemoryStore(): StoreV1 {
     specificationVersion: 'v1',
     id: 'memory',
     location: 'memory',
-    async saveProfile(profile) {
+    async saveProfile(profile, options = {}) {
       assertValid(
         'E_INVALID_PROFILE',
         `Profile "${String(profile?.name)}" is invalid`,
         validateProfileFields(profile),
       );
+      if (options.exclusive && profiles.has(profile.name.toLowerCase()))
+        throw profileExistsError(profile.name);
       profiles.set(profile.name.toLowerCase(), clone(profile));
     },
     async getProfile(name) {

@@ -16,7 +16,7 @@ import {
 } from './list-selection.js';
 import { watchList } from './list-watch.js';
 
-const HELP = `Usage: yonder list [--all] [--state S] [--profile P] [--since WHEN] [--limit N] [--no-refresh] [--json | --format TEMPLATE | -q]
+const HELP = `Usage: yonder list [--all] [--state S] [--profile P] [--since WHEN] [--limit N] [--user NAME | --all-users] [--no-refresh] [--json | --format TEMPLATE | -q]
 
 List active jobs and the 20 most recent ones, newest first, after one batched refresh per target.
 
@@ -25,6 +25,8 @@ List active jobs and the 20 most recent ones, newest first, after one batched re
   --profile P    only jobs submitted through profile P
   --since WHEN   only jobs created since WHEN: a duration back from now (2h, 7d) or a date (2026-12-01)
   --limit N      at most the N newest of them
+  --user NAME    the jobs of another user (a Unix user or database role) of a team ledger, read-only
+  --all-users    every user's jobs of a team ledger, read-only
   --no-refresh   show the ledger as it is, without asking any scheduler
   --json         print the jobs as JSON
   --format TEMPLATE   one line per job: {field} placeholders over the JSON record, e.g. '{id} {state}'
@@ -44,6 +46,8 @@ export const run: Command = async (argv, context) => {
       profile: { type: 'string' },
       since: { type: 'string' },
       limit: { type: 'string' },
+      user: { type: 'string' },
+      'all-users': { type: 'boolean' },
       'no-refresh': { type: 'boolean' },
       json: { type: 'boolean' },
       format: { type: 'string' },
@@ -69,8 +73,14 @@ export const run: Command = async (argv, context) => {
     });
   const format = values.format === undefined ? undefined : String(values.format);
   if (format !== undefined) checkFormat(format);
+  const owner = ownerOption(values.user, values['all-users']);
+  if (owner !== undefined && runtime().manager.store.id === 'fs')
+    throw new UsageError(
+      `--${values.user === undefined ? 'all-users' : 'user'} needs a team ledger: the file ledger holds your own jobs only. Set YONDER_STORE to the team ledger's URL.`,
+    );
   const options = {
     all: Boolean(values.all),
+    ...(owner === undefined ? {} : { owner }),
     refresh: !values['no-refresh'],
     ...(states ? { states } : {}),
     ...(values.profile ? { profile: String(values.profile) } : {}),
@@ -85,7 +95,8 @@ export const run: Command = async (argv, context) => {
     format !== undefined
       ? { kind: 'format', format }
       : { kind: values.quiet ? 'quiet' : values.json ? 'json' : 'table' };
-  if (options.all && runtime().manager.store.listing) return listAll(context, selection, shape);
+  if (options.all && owner === undefined && runtime().manager.store.listing)
+    return listAll(context, selection, shape);
   const listed = await runtime().manager.list(options);
   const jobs = sinceAndLimit(listed.jobs, selection);
   for (const problem of listed.problems) io.stderr(`yonder: warning: ${problem.message}\n`);
@@ -103,6 +114,18 @@ export const run: Command = async (argv, context) => {
   else io.stdout((await import('../../job-table.js')).jobTable(io, jobs));
   return 0;
 };
+
+/** Whose jobs: undefined for one's own, '*' for everyone's, else the user named. */
+function ownerOption(user: unknown, allUsers: unknown): string | undefined {
+  if (user !== undefined && allUsers)
+    throw new UsageError('--user and --all-users: give one of them.');
+  if (allUsers) return '*';
+  if (user === undefined) return undefined;
+  const name = String(user);
+  if (name === '' || name === '*' || /[\0-\x1f\x7f]/.test(name) || name.length > 256)
+    throw new UsageError('--user: a user or role name, without control characters.');
+  return name;
+}
 
 function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
   return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };

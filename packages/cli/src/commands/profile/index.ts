@@ -85,12 +85,12 @@ async function add(argv: string[], { io, runtime }: CommandContext): Promise<num
   const { manager } = runtime();
   // The built-in local profile counts as existing: replacing it is a choice, never an accident.
   const builtIn = name.toLowerCase() === 'local';
-  if (!values.force && (builtIn || (await manager.store.getProfile(name)))) {
-    throw new YonderError(
+  const exists = async (): Promise<YonderError> =>
+    new YonderError(
       'E_PROFILE_EXISTS',
       `A profile named "${name}" exists${builtIn && !(await manager.store.getProfile(name)) ? ' (the built-in one)' : ''}; add --force to replace it, or change it with: yonder profile edit ${name}`,
     );
-  }
+  if (!values.force && (builtIn || (await manager.store.getProfile(name)))) throw await exists();
   const profile = await applyProfileFlags({ name, backend: String(values.backend) }, values, {
     io,
     runtime,
@@ -102,7 +102,14 @@ async function add(argv: string[], { io, runtime }: CommandContext): Promise<num
       .catch(() => undefined);
     if (backend?.capabilities.transport === 'ssh') profile.transport = defaultSshTransport(io.env);
   }
-  const saved = await manager.saveProfile(profile);
+  // Without --force the save itself is exclusive: of two adds of one name at once, one wins.
+  const saved = await manager
+    .saveProfile(profile, { exclusive: !values.force })
+    .catch(async (error: unknown) => {
+      throw YonderError.isInstance(error) && error.code === 'E_PROFILE_EXISTS'
+        ? await exists()
+        : error;
+    });
   io.stdout(values.json ? envelope(saved) : `Saved profile "${saved.name}" (${saved.backend}).\n`);
   return 0;
 }

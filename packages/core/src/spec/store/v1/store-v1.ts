@@ -13,6 +13,12 @@ export interface ListJobsOptionsV1 {
   readonly activeOnly?: boolean;
   /** With `activeOnly` false: at most this many of the most recently created jobs. */
   readonly limit?: number;
+  /**
+   * Whose jobs, in a store several users share: the connected user's own (when absent), every
+   * user's (`'*'`), or those of the user or role named. A store of one user's jobs lists them
+   * whatever this says.
+   */
+  readonly owner?: string;
 }
 
 export interface ListJobsResultV1 {
@@ -57,6 +63,11 @@ export interface ListingV1 {
   close(): void;
 }
 
+export interface SaveProfileOptionsV1 {
+  /** Fail with `E_PROFILE_EXISTS` when a profile of the same name (any case) exists. */
+  readonly exclusive?: boolean;
+}
+
 /** A held lease: while held, no other holder gets the same key. */
 export interface LeaseV1 {
   readonly key: string;
@@ -76,8 +87,14 @@ export interface StoreV1 {
   /** Where the ledger lives, for messages. */
   readonly location: string;
 
-  /** @throws YonderError `E_INVALID_PROFILE` when the profile does not validate. */
-  saveProfile(profile: Profile): Promise<void>;
+  /**
+   * Save a profile, replacing one of the same name (any case) — unless `exclusive`, when one
+   * existing makes the save fail: of several exclusive saves of one name at once, exactly one
+   * succeeds. A store that ignores `exclusive` leaves the check to its caller, which races.
+   * @throws YonderError `E_INVALID_PROFILE` when the profile does not validate; `E_PROFILE_EXISTS`
+   * with `exclusive` when a profile of that name exists.
+   */
+  saveProfile(profile: Profile, options?: SaveProfileOptionsV1): Promise<void>;
   /** @throws YonderError `E_CORRUPT_RECORD` when the stored profile cannot be read. */
   getProfile(name: string): Promise<Profile | undefined>;
   listProfiles(): Promise<{ profiles: Profile[]; problems: StoreProblemV1[] }>;
@@ -126,6 +143,14 @@ export interface StoreV1 {
   tryLease(key: string, ttlMs: number): Promise<LeaseV1 | undefined>;
   /** Resolve once `key` is free (or after `timeoutMs`), returning its last completion time. */
   waitForLease(key: string, timeoutMs: number): Promise<string | null>;
+
+  /**
+   * Optional: be told the id of each job written by any process, soon after its commit (a
+   * PostgreSQL store: `LISTEN`). Only an id, never the job: the listener reads it under its
+   * own permissions. Notifications may be missed (a dropped connection), so a listener still
+   * reads the ledger now and then. Resolves once listening; the function it returns stops.
+   */
+  subscribe?(listener: (id: string) => void): Promise<() => Promise<void>>;
 
   close(): Promise<void>;
 }
