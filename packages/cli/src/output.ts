@@ -39,9 +39,11 @@ export function defaultIo(): Io {
   };
 }
 
-const CODES: Record<JobState, number> = {
+/** The colour of each state, and of `waiting` (a pending job yonder holds back for its parents). */
+const CODES: Record<JobState | 'waiting', number> = {
   submitting: 34,
   pending: 34,
+  waiting: 34,
   running: 36,
   succeeded: 32,
   failed: 31,
@@ -49,7 +51,7 @@ const CODES: Record<JobState, number> = {
   unknown: 35,
 };
 
-export function paintState(io: Io, state: JobState): string {
+export function paintState(io: Io, state: JobState | 'waiting'): string {
   return io.color ? `\u001b[${CODES[state]}m${state}\u001b[0m` : state;
 }
 
@@ -111,6 +113,8 @@ export function jobDetails(io: Io, job: JobRecord): string {
   add('Reason', job.reason);
   add('Failure', job.failureKind);
   add('External id', job.externalId);
+  // What it waits (or waited) for, as --after takes it back.
+  add('After', (job.after ?? []).map((parent) => `${parent.job}:${parent.when}`).join(' '));
   add('Command', job.spec.argv.map((word) => JSON.stringify(word)).join(' '));
   add('Cwd', job.spec.cwd);
   // Names only: values may be long, and the ledger's `--json` has them.
