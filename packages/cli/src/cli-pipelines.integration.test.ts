@@ -2,10 +2,14 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { requireCliBuild, requireSlurm, runCli, sshHostsEnv } from '@yonder/test-helpers';
+import {
+  requireCliBuild,
+  requireSlurm,
+  runCli,
+  sshHostsEnv,
+  toyqProfileFlags,
+} from '@yonder/test-helpers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-
-const TOYQ = new URL('../../backend-command/examples/toyq', import.meta.url).pathname;
 
 let state: string;
 let work: string;
@@ -37,20 +41,7 @@ const PROFILES: Record<string, () => string[] | null> = {
     '--set',
     'requeue=false',
   ],
-  command: () => [
-    '--backend',
-    'command',
-    '--workdir',
-    join(work, 'queue jobs'),
-    '--set',
-    `submit=${TOYQ}/toyq-submit {script}`,
-    '--set',
-    'idPattern=Job (?<id>\\d+) queued',
-    '--set',
-    `status=${TOYQ}/toyq-status {external_ids}`,
-    '--set',
-    `cancel=${TOYQ}/toyq-cancel {external_ids}`,
-  ],
+  command: () => toyqProfileFlags(join(work, 'queue jobs')),
 };
 let sshConfig: string;
 
