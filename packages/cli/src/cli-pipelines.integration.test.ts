@@ -189,6 +189,8 @@ describe.each(Object.keys(PROFILES))('a pipeline on the %s backend', (profile) =
     ).stdout.trim();
     const list = await yonder(['list', '--no-refresh']);
     expect(list.stdout).toMatch(new RegExp(`${ok} .* waiting`));
+    const all = await yonder(['list', '--all', '--no-refresh']);
+    expect(all.stdout).toMatch(new RegExp(`${ok} .* waiting`));
     expect((await yonder(['status', '--no-refresh', ok])).stdout).toMatch(
       /State: +pending \(waiting\)/,
     );

@@ -1,5 +1,6 @@
 /** Jobs as a table for people (`list`), a run of rows at a time: kept apart from output.ts so that commands printing no table never load the display-width tables. */
 import type { JobRecord, JobState } from '@yonder/core';
+import { isWaiting } from '@yonder/core/backend-kit';
 import { layoutTable } from './format-table.js';
 import { type Io, paintState } from './output.js';
 
@@ -56,7 +57,7 @@ export type TableJob = Pick<
 
 /** The STATE cell: `waiting` for a job yonder holds back for its parents, else its state. */
 function stateCell(job: TableJob): string {
-  return job.state === 'pending' && job.nativeState === 'waiting' && job.submittedAt === null
+  return 'after' in job && isWaiting(job as Parameters<typeof isWaiting>[0])
     ? 'waiting'
     : job.state;
 }

@@ -158,7 +158,10 @@ export async function resolveDependencies(
         if (!YonderError.isInstance(error)) throw error;
         issues[index]?.push({
           path,
-          message: `${JSON.stringify(reference.prefix)}: ${error.message} Give the id of a job in the ledger, or a longer prefix of one.`,
+          message:
+            error.code === 'E_NO_SUCH_JOB'
+              ? `${error.message} Give the id, or a prefix, of a job in the ledger (of any profile).`
+              : error.message,
         });
         continue;
       }
