@@ -197,6 +197,37 @@ describe('dependencies kept by yonder', () => {
     expect((await record(child)).profile).toBe('q');
   });
 
+  it('a dependent whose backend cannot be had when released waits again, and goes later', async () => {
+    let broken = false;
+    const flaky = new JobManager({
+      store,
+      registry: createRegistry({ backends: [queue], transports: { local: createLocalTransport } }),
+      // Only the dependent's profile: its parent, on another, is polled as usual.
+      resolveBackend: async (_id, profile) => {
+        if (broken && profile.name === 'q') throw new Error('plugin gone for a moment');
+        return queue;
+      },
+      stateDirectory: '/tmp',
+      minPollIntervalMs: 0,
+    });
+    const parent = await flaky.submit({ argv: ['p'], name: 'p' }, { profile: 'far' });
+    const child = await flaky.submit(
+      { argv: ['c'], name: 'c', after: [parent.id] },
+      { profile: 'q' },
+    );
+    queue.ends.set(parent.id, 'succeeded');
+    broken = true;
+    await flaky.refresh();
+    expect((await record(parent)).state).toBe('succeeded');
+    const again = await record(child);
+    expect(isWaiting(again)).toBe(true);
+    expect(again.error?.message).toContain('plugin gone for a moment');
+    broken = false;
+    await flaky.refresh();
+    expect((await record(child)).externalId).toBe('x2');
+    expect(submitted()).toEqual(['p', 'c']);
+  });
+
   it('a parent forgotten before it ended settles what waited for it', async () => {
     const parent = await manager.submit({ argv: ['p'], name: 'p' }, { profile: 'q' });
     const child = await manager.submit(

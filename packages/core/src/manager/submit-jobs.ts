@@ -183,26 +183,35 @@ export async function releaseHeldJobs(
   for (const job of jobs) groups.set(jobRoute(job), [...(groups.get(jobRoute(job)) ?? []), job]);
   for (const group of groups.values()) {
     const first = group[0] as JobRecord;
-    let backend: BackendV1 | undefined;
+    let backend: BackendV1;
+    let backendContext: BackendContextV1;
     try {
       backend = await context.resolveBackend(first.backend, first.profileSnapshot);
-      const backendContext = await context.backendContext(first.profileSnapshot, backend);
-      const prepared: Array<{ record: JobRecord; request: SubmitRequestV1 }> = [];
-      for (const record of group) {
-        try {
-          prepared.push({
-            record,
-            request: submitRequest(record, {}, await heldSettingsText(context, record)),
-          });
-        } catch (error) {
-          await recordSubmitFailure(context, record.id, toYonderError(error), backend);
-        }
-      }
-      await sendSubmits(context, backend, backendContext, prepared);
+      backendContext = await context.backendContext(first.profileSnapshot, backend);
     } catch (error) {
+      // Nothing was sent (the backend or its transport could not be had): the jobs wait again,
+      // with the error, for the next refresh to try.
+      const failure = toYonderError(error).toJSON();
       for (const record of group)
-        await recordSubmitFailure(context, record.id, toYonderError(error), backend);
+        await context.store.updateJob(record.id, (current) =>
+          current.state === 'submitting' && current.submittedAt === null && current.after
+            ? { ...holdJob(current, current.after, context.now()), error: failure }
+            : undefined,
+        );
+      continue;
     }
+    const prepared: Array<{ record: JobRecord; request: SubmitRequestV1 }> = [];
+    for (const record of group) {
+      try {
+        prepared.push({
+          record,
+          request: submitRequest(record, {}, await heldSettingsText(context, record)),
+        });
+      } catch (error) {
+        await recordSubmitFailure(context, record.id, toYonderError(error), backend);
+      }
+    }
+    await sendSubmits(context, backend, backendContext, prepared);
   }
 }
 
@@ -344,7 +353,7 @@ function recordSubmitFailure(
   context: ManagerContext,
   id: string,
   failure: YonderError,
-  backend: BackendV1 | undefined,
+  backend: BackendV1,
 ): Promise<JobRecord> {
   const unknownOutcome = failure.code === 'E_TIMEOUT' || failure.code === 'E_TRANSPORT';
   const refused = failure.code === 'E_SUBMIT_REFUSED';
@@ -355,7 +364,7 @@ function recordSubmitFailure(
       submitter: null,
       updatedAt: context.now().toISOString(),
     };
-    if (unknownOutcome && backend?.capabilities.recoverSubmit) return base;
+    if (unknownOutcome && backend.capabilities.recoverSubmit) return base;
     return transition(
       base,
       'failed',
