@@ -150,7 +150,7 @@ describe.each(Object.keys(PROFILES))('a pipeline on the %s backend', (profile) =
       delays[profile] = measured;
     }
     const status = await yonder(['status', join_]);
-    expect(status.stdout).toContain(`After:        ${work}:ok`);
+    expect(status.stdout).toContain(`After:        ${work}:ok (failed)`);
     expect(status.stdout).toMatch(/Reason: +dependency-never-satisfied/);
   }, 420_000);
 
