@@ -1,13 +1,16 @@
 /** Job dependencies through the built CLI, on every kind of backend: this machine, an ssh host, the Slurm test cluster and the command backend's toy queue. */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
+  collectProcess,
   requireCliBuild,
   requireSlurm,
   runCli,
+  spawnCli,
   sshHostsEnv,
   toyqProfileFlags,
+  until,
 } from '@yonder/test-helpers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -238,6 +241,61 @@ describe('several yonder processes refreshing at once', () => {
       expect(claims).toHaveLength(1);
     }
   }, 420_000);
+});
+
+describe('a batch cut short', () => {
+  it('is whole in the ledger before anything is submitted, and leaves nothing half-linked', async () => {
+    // A queue whose submit hangs: the batch is killed while it is asked for the first job.
+    // (Outside the work directory, whose name has spaces and quotes a template would split.)
+    const hang = join(state, 'hanging-submit');
+    writeFileSync(hang, '#!/bin/sh\nsleep 30\n');
+    chmodSync(hang, 0o755);
+    const flags = toyqProfileFlags(join(work, 'hang jobs')).map((flag) =>
+      flag.startsWith('submit=') ? `submit=${hang} {script}` : flag,
+    );
+    expect((await yonder(['profile', 'add', 'hang', ...flags])).code).toBe(0);
+    const lines = [
+      { argv: ['echo', 'first'], name: 'first' },
+      { argv: ['echo', 'second'], name: 'second', after: ['#1'] },
+      { argv: ['echo', 'third'], name: 'third', after: ['#2'] },
+    ];
+    const child = spawnCli(['submit', '--batch', '-', '--profile', 'hang'], {
+      state,
+      cwd: work,
+      input: `${lines.map((line) => JSON.stringify(line)).join('\n')}\n`,
+    });
+    child.stdin?.end(`${lines.map((line) => JSON.stringify(line)).join('\n')}\n`);
+    const ended = collectProcess(child);
+    const ours = async () => {
+      const list = await yonder(['list', '--all', '--no-refresh', '--profile', 'hang', '--json']);
+      return JSON.parse(list.stdout).result as Array<Record<string, any>>;
+    };
+    let exited: string | null = null;
+    void ended.then((result) => {
+      exited = `the batch ended first (${result.code}): ${result.stderr}`;
+    });
+    await until(
+      async () => {
+        if (exited) throw new Error(exited);
+        return (await ours()).some((job) => job.name === 'first' && job.state === 'submitting');
+      },
+      120_000,
+      'the batch to ask the queue for its first job',
+    );
+    const cut = await ours();
+    expect(cut.map((job) => job.name).sort()).toEqual(['first', 'second', 'third']);
+    for (const job of cut.filter((found) => found.name !== 'first'))
+      expect(job).toMatchObject({ state: 'pending', nativeState: 'waiting' });
+    child.kill('SIGKILL');
+    await ended;
+    // The next refresh finds the first job's submit interrupted, and settles what waited for it.
+    const list = await yonder(['list']);
+    expect(list.code, list.stderr).toBe(0);
+    const after = Object.fromEntries((await ours()).map((job) => [job.name, job]));
+    expect(after.first).toMatchObject({ state: 'failed' });
+    expect(after.second).toMatchObject({ state: 'failed', reason: 'dependency-never-satisfied' });
+    expect(after.third).toMatchObject({ state: 'failed', reason: 'dependency-never-satisfied' });
+  }, 300_000);
 });
 
 describe('bad input, refused before anything is written', () => {
