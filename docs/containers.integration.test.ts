@@ -1,61 +1,29 @@
 /** The examples in docs/containers.md run as written with the built CLI and real podman: each `sh` block prints the `text` block after it. */
 import { spawnSync } from 'node:child_process';
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { type DocSandbox, docExamples, docSandbox, REPOSITORY_ROOT } from '@yonder/test-helpers';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 
-const ROOT = new URL('..', import.meta.url).pathname;
-const CLI = join(ROOT, 'packages/cli/dist/bin.js');
-let work: string;
-let bin: string;
-let state: string;
-
-/** Each runnable block (`sh`) with the output the page says it prints (the `text` block after it). */
-function examples(): { script: string; output: string }[] {
-  const text = readFileSync(join(ROOT, 'docs', 'containers.md'), 'utf8');
-  const pairs: { script: string; output: string }[] = [];
-  const pattern = /```sh\n([\s\S]*?)```\s*\n```text\n([\s\S]*?)```/g;
-  for (const match of text.matchAll(pattern))
-    pairs.push({ script: match[1] as string, output: match[2] as string });
-  return pairs;
-}
+let sandbox: DocSandbox;
 
 beforeAll(() => {
-  const status = spawnSync('bash', [join(ROOT, 'scripts/containers.sh'), 'status']);
+  const status = spawnSync('bash', [join(REPOSITORY_ROOT, 'scripts/containers.sh'), 'status']);
   if (status.status !== 0)
     throw new Error(
       'podman or its test image is missing. Set them up as root with: bash scripts/containers.sh',
     );
-  work = mkdtempSync(join(tmpdir(), 'yonder-containers-doc-'));
-  bin = mkdtempSync(join(tmpdir(), 'yonder-containers-bin-'));
-  state = mkdtempSync(join(tmpdir(), 'yonder-containers-state-'));
-  writeFileSync(join(bin, 'yonder'), `#!/bin/sh\nexec '${process.execPath}' '${CLI}' "$@"\n`);
-  chmodSync(join(bin, 'yonder'), 0o755);
+  sandbox = docSandbox('containers');
 });
 
-afterAll(() => {
-  for (const dir of [work, bin, state]) rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => sandbox?.remove());
 
 it('has its examples, each followed by what it prints', () => {
-  expect(examples()).toHaveLength(3);
+  expect(docExamples('containers.md')).toHaveLength(3);
 });
 
 it('each example prints what the page says', () => {
-  for (const { script, output } of examples()) {
-    const result = spawnSync('bash', ['--norc', '--noprofile', '-euo', 'pipefail', '-c', script], {
-      cwd: work,
-      encoding: 'utf8',
-      timeout: 120_000,
-      env: {
-        PATH: `${bin}:/usr/local/bin:/usr/bin:/bin`,
-        HOME: work,
-        YONDER_STATE_DIR: state,
-        XDG_CONFIG_HOME: join(state, '.no-config'),
-        NO_COLOR: '1',
-      },
-    });
+  for (const { script, output } of docExamples('containers.md')) {
+    const result = sandbox.run(script);
     expect(result.stderr).toBe('');
     expect(result.stdout).toBe(output);
   }

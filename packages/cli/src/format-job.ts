@@ -46,6 +46,7 @@ const FIELDS = [
   'data',
   'history',
   'profileSnapshot',
+  'after',
 ] as const;
 
 /**

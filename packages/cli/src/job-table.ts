@@ -1,5 +1,6 @@
 /** Jobs as a table for people (`list`), a run of rows at a time: kept apart from output.ts so that commands printing no table never load the display-width tables. */
 import type { JobRecord, JobState } from '@yonder/core';
+import { isWaiting } from '@yonder/core/backend-kit';
 import { layoutTable } from './format-table.js';
 import { type Io, paintState } from './output.js';
 
@@ -51,7 +52,15 @@ function createAges(now: number): (iso: string) => string {
 export type TableJob = Pick<
   JobRecord,
   'id' | 'name' | 'profile' | 'state' | 'exitCode' | 'signal' | 'createdAt'
->;
+> &
+  Partial<Pick<JobRecord, 'nativeState' | 'submittedAt' | 'after'>>;
+
+/** The STATE cell: `waiting` for a job yonder holds back for its parents, else its state. */
+function stateCell(job: TableJob): string {
+  return 'after' in job && isWaiting(job as Parameters<typeof isWaiting>[0])
+    ? 'waiting'
+    : job.state;
+}
 
 function outcome(job: TableJob): string {
   if (job.signal) return job.signal;
@@ -74,7 +83,7 @@ export function* jobTablePieces(
     if (column === 0) return job.id;
     if (column === 1) return job.name;
     if (column === 2) return job.profile;
-    if (column === 3) return job.state;
+    if (column === 3) return stateCell(job);
     if (column === 4) return outcome(job);
     return ageOfJob(job.createdAt);
   };
@@ -84,7 +93,7 @@ export function* jobTablePieces(
     cell,
     {
       maxCellWidth: 40,
-      paint: (text, column) => (column === 3 ? paintState(io, text as JobState) : text),
+      paint: (text, column) => (column === 3 ? paintState(io, text as JobState | 'waiting') : text),
     },
   );
   yield table.header;

@@ -15,9 +15,10 @@ export const HELP = `yonder ${VERSION}: send jobs to remote compute and follow t
 Usage:
   yonder submit [--profile P] [--name N] [--settings FILE] [--env K=V]... [--secret NAME]...
                 [--time T] [--cpus N] [--memory M] [--gpus N] [--nodes N] [--partition P]
-                [--account A] [--qos Q] [--scheduler-option ARG]... [--cwd DIR] [--json] -- COMMAND [ARG...]
+                [--account A] [--qos Q] [--scheduler-option ARG]... [--cwd DIR]
+                [--after JOB[:ok|notok|any|started]]... [--json] -- COMMAND [ARG...]
   yonder submit --batch FILE|- [--profile P] [--json]   (JSON lines, one job each; one id per submitted job out)
-  yonder resubmit JOB [--profile P] [--json]
+  yonder resubmit JOB [--profile P] [--after JOB[:WHEN]... | --no-after] [--json]
   yonder list [--all] [--state S] [--profile P] [--user NAME | --all-users] [--no-refresh] [--watch]
               [--json | --format T | -q]   (alias: ls)
   yonder status JOB... [--no-refresh] [--json | --format TEMPLATE | -q]

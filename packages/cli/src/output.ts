@@ -39,9 +39,11 @@ export function defaultIo(): Io {
   };
 }
 
-const CODES: Record<JobState, number> = {
+/** The colour of each state, and of `waiting` (a pending job yonder holds back for its parents). */
+const CODES: Record<JobState | 'waiting', number> = {
   submitting: 34,
   pending: 34,
+  waiting: 34,
   running: 36,
   succeeded: 32,
   failed: 31,
@@ -49,7 +51,7 @@ const CODES: Record<JobState, number> = {
   unknown: 35,
 };
 
-export function paintState(io: Io, state: JobState): string {
+export function paintState(io: Io, state: JobState | 'waiting'): string {
   return io.color ? `\u001b[${CODES[state]}m${state}\u001b[0m` : state;
 }
 
@@ -94,7 +96,11 @@ export function formatDuration(ms: number): string {
 }
 
 /** A job in full, for `yonder status`; control characters in any value are shown escaped. */
-export function jobDetails(io: Io, job: JobRecord): string {
+export function jobDetails(
+  io: Io,
+  job: JobRecord,
+  parents: ReadonlyMap<string, JobRecord | null> = new Map(),
+): string {
   const lines: string[] = [];
   const add = (label: string, value: string | number | null | undefined): void => {
     if (value !== null && value !== undefined && value !== '')
@@ -111,6 +117,17 @@ export function jobDetails(io: Io, job: JobRecord): string {
   add('Reason', job.reason);
   add('Failure', job.failureKind);
   add('External id', job.externalId);
+  // What it waits (or waited) for, as --after takes it back, with each parent's state when known.
+  add(
+    'After',
+    (job.after ?? [])
+      .map((parent) => {
+        const record = parents.get(parent.job);
+        const state = record === undefined ? '' : ` (${record ? record.state : 'gone'})`;
+        return `${parent.job}:${parent.when}${state}`;
+      })
+      .join(', '),
+  );
   add('Command', job.spec.argv.map((word) => JSON.stringify(word)).join(' '));
   add('Cwd', job.spec.cwd);
   // Names only: values may be long, and the ledger's `--json` has them.

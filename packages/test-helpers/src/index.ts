@@ -1,5 +1,6 @@
 /** yonder's shared test helpers (a private package): import them as `@yonder/test-helpers`. */
 
+export { type DocSandbox, docExamples, docSandbox, toyqProfileFlags } from './doc-examples.js';
 export { type Frozen, freezeProcess } from './freezer.js';
 export {
   canaryFragments,

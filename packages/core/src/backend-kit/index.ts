@@ -28,6 +28,7 @@ export {
 } from '../fs/exclusive-files.js';
 export { type ParsedJson, parseJson } from '../json/parse-json.js';
 export { chooseTransport } from '../manager/choose-transport.js';
+export { isWaiting } from '../manager/dependencies.js';
 export { normaliseProfile } from '../manager/normalise-profile.js';
 export { mapPath, mapSettingsPaths } from '../paths/map-paths.js';
 export { cachedProbe } from '../probe/probe-cache.js';
@@ -80,7 +81,7 @@ export {
   type ContainerSpec,
   type ResolvedContainer,
 } from '../spec/container.js';
-export type { ProcessIdentity } from '../spec/job.js';
+export type { DependencyCondition, JobDependency, ProcessIdentity } from '../spec/job.js';
 // The optional `listing()` of a store (a large history read fast), for store authors.
 export type { ListingEntryV1, ListingOptionsV1, ListingV1 } from '../spec/store/v1/store-v1.js';
 export {
@@ -133,6 +134,7 @@ export {
 export { trustedProgram } from '../trust/trusted-program.js';
 export { describeMode, describeUser } from '../trust/user-name.js';
 export { JobRecordSchema, validateJobRecord } from '../validation/job-record-schema.js';
+export { DEPENDENCY_CONDITIONS } from '../validation/parse-dependency.js';
 export { type ParseOptionsInput, parseOptions } from '../validation/parse-options.js';
 export {
   checkSchema,

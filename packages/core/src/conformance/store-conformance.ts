@@ -180,6 +180,30 @@ export function storeConformance(
   );
 
   test(
+    "store: a job's optional fields round-trip (its parents, `after`)",
+    withStore(async (store) => {
+      const after = [
+        { job: 'abc123000001', when: 'ok' as const },
+        { job: 'abc124000002', when: 'notok' as const },
+      ];
+      const job = sampleJob({ after });
+      await store.createJob(job);
+      check(
+        JSON.stringify((await store.getJob(job.id))?.after) === JSON.stringify(after),
+        'getJob returns `after` as created',
+      );
+      await store.updateJob(job.id, (current) => ({ ...current, state: 'running' }));
+      const listed = (await store.listJobs({ activeOnly: true })).jobs.find(
+        (found) => found.id === job.id,
+      );
+      check(
+        JSON.stringify(listed?.after) === JSON.stringify(after),
+        'an update keeps `after`, and listJobs returns it',
+      );
+    }),
+  );
+
+  test(
     'store: updateJob writes atomically and bumps the revision',
     withStore(async (store) => {
       const job = sampleJob();

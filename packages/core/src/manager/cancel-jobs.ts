@@ -7,8 +7,10 @@ import type {
 } from '../spec/backend/v1/backend-v1.js';
 import type { JobRecord } from '../spec/job.js';
 import { isTerminal } from '../state/job-states.js';
+import { cancelWaiting, isWaiting, settleWaitingJobs } from './dependencies.js';
 import { jobRoute } from './job-route.js';
 import { backendJob, type ManagerContext } from './manager-context.js';
+import { releaseHeldJobs } from './submit-jobs.js';
 
 /**
  * Remember a user's request to stop each job that is not terminal yet, and send it at once
@@ -25,16 +27,19 @@ export async function requestCancel(
       await context.store.updateJob(job.id, (current) =>
         isTerminal(current.state) || current.cancel?.reason === 'user'
           ? undefined
-          : {
-              ...current,
-              cancel: {
-                requestedAt: context.now().toISOString(),
-                reason: 'user',
-                lastSentAt: null,
-                reachedAt: current.cancel?.reachedAt ?? null,
-                confirmedAt: current.cancel?.confirmedAt ?? null,
+          : isWaiting(current)
+            ? // Held back by yonder, sent nowhere yet: nothing to stop but the wait.
+              cancelWaiting(current, context.now())
+            : {
+                ...current,
+                cancel: {
+                  requestedAt: context.now().toISOString(),
+                  reason: 'user',
+                  lastSentAt: null,
+                  reachedAt: current.cancel?.reachedAt ?? null,
+                  confirmedAt: current.cancel?.confirmedAt ?? null,
+                },
               },
-            },
       ),
     );
   }
@@ -55,6 +60,9 @@ export async function requestCancel(
       false,
     );
   }
+  // A cancelled parent (or one stopped while it waited) settles the dependents that wanted it
+  // to succeed, at once; the others follow its end.
+  await settleWaitingJobs(context, (held) => releaseHeldJobs(context, held));
 }
 
 /** How long after a polite cancel was sent it is not sent again (the forceful one is not held back). */

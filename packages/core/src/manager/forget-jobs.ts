@@ -6,8 +6,10 @@ import type { JobRecord, JobState } from '../spec/job.js';
 import type { StoreProblemV1 } from '../spec/store/v1/store-v1.js';
 import { isTerminal } from '../state/job-states.js';
 import { requestCancel } from './cancel-jobs.js';
+import { settleWaitingJobs } from './dependencies.js';
 import { jobRoute } from './job-route.js';
 import { backendJob, type ManagerContext } from './manager-context.js';
+import { releaseHeldJobs } from './submit-jobs.js';
 import { waitForCancelled } from './wait-for-jobs.js';
 
 /** What became of one job asked to be forgotten. */
@@ -73,6 +75,9 @@ export async function forgetJobs(
   }
   if (options.dryRun)
     return jobs.map((job) => ({ id: job.id, state: job.state, removed: false, files: 'dry-run' }));
+  // Dependents judged on these jobs as they are, before their records go: one whose parent
+  // succeeded is released, not failed for a parent it can no longer find.
+  await settleWaitingJobs(context, (held) => releaseHeldJobs(context, held));
   let current = [...jobs];
   // Why a forced job was forgotten before it ended (its target never answered the cancel).
   let cancelFailure: string | undefined;
@@ -126,6 +131,9 @@ export async function forgetJobs(
       ...(message === undefined ? {} : { message }),
     });
   }
+  // A dependent still waiting for a job that is gone can never start: settled now.
+  if (results.some((result) => result.removed))
+    await settleWaitingJobs(context, (held) => releaseHeldJobs(context, held));
   return results;
 }
 

@@ -252,16 +252,25 @@ export class JobManager {
 
   /**
    * Submit a job again: the same spec (its settings kept beside the record), through its
-   * profile as it is now, or `options.profile`. Secrets are never kept: give them again.
+   * profile as it is now, or `options.profile`. Secrets are never kept: give them again. Its
+   * dependencies are kept (refused, as at submit, when one can no longer hold), unless
+   * `options.after` gives others (`[]`: none).
    * @throws YonderError `E_SETTINGS_MISSING`, `E_SECRET_MISSING`; as `submit`.
    */
   async resubmit(
     reference: string,
-    options: SubmitOptions & { secrets?: Readonly<Record<string, string>> } = {},
+    options: SubmitOptions & {
+      secrets?: Readonly<Record<string, string>>;
+      after?: readonly string[];
+    } = {},
   ): Promise<JobRecord> {
     const job = await this.resolve(reference);
-    const { secrets, ...submitOptions } = options;
+    const { secrets, after, ...submitOptions } = options;
     const spec = await specOf(this.context, job, secrets);
+    if (after !== undefined) {
+      if (after.length > 0) spec.after = after;
+      else delete spec.after;
+    }
     return this.submit(spec, { profile: job.profile, ...submitOptions });
   }
 

@@ -12,9 +12,10 @@ import type { StoreProblemV1 } from '../spec/store/v1/store-v1.js';
 import { applyObservation, type StatePolicy, transition } from '../state/apply-observation.js';
 import { isTerminal } from '../state/job-states.js';
 import { repeatCancels, sendCancel } from './cancel-jobs.js';
+import { isWaiting, settleWaitingJobs } from './dependencies.js';
 import { jobRoute } from './job-route.js';
 import { backendJob, type ManagerContext } from './manager-context.js';
-import { applySubmitResult, sha256, submitRequest } from './submit-jobs.js';
+import { applySubmitResult, releaseHeldJobs, sha256, submitRequest } from './submit-jobs.js';
 
 export interface RefreshOptions {
   /** Only these job ids (default: every active job). */
@@ -45,12 +46,14 @@ export async function refreshJobs(
   const begun = Date.now();
   const { jobs, problems } = await context.store.listJobs({ activeOnly: true });
   const times = { begun, listedAt: Date.now() };
-  const wanted = options.ids ? new Set(options.ids) : null;
+  const wanted = options.ids ? withParents(options.ids, jobs) : null;
   // Asked for some jobs, poll every active job of their targets: still one command per
   // target, and the poll then covers whatever another process sharing it asked about.
   const targets = wanted ? new Set(jobs.filter((job) => wanted.has(job.id)).map(jobRoute)) : null;
   const groups = new Map<string, { backend: BackendV1; jobs: JobRecord[] }>();
   for (const job of jobs) {
+    // A job yonder holds back is nowhere to poll: its parents are (below).
+    if (isWaiting(job)) continue;
     if (targets && !targets.has(jobRoute(job))) continue;
     let backend: BackendV1;
     try {
@@ -72,7 +75,28 @@ export async function refreshJobs(
       refreshTarget(context, key, group.backend, group.jobs, options.force ?? false, times),
     ),
   );
+  // Dependents whose parents this refresh saw end (or start) are released or settled now.
+  if (jobs.some(isWaiting))
+    await settleWaitingJobs(context, (held) => releaseHeldJobs(context, held));
   return { problems };
+}
+
+/**
+ * The jobs asked for and, for each one yonder holds back, the active jobs it waits for, and
+ * theirs: refreshing a dependent refreshes what decides when it starts, whatever their target.
+ */
+function withParents(ids: readonly string[], jobs: readonly JobRecord[]): Set<string> {
+  const active = new Map(jobs.map((job) => [job.id, job]));
+  const wanted = new Set(ids);
+  const queue = [...ids];
+  for (let id = queue.pop(); id !== undefined; id = queue.pop()) {
+    for (const dependency of active.get(id)?.after ?? []) {
+      if (wanted.has(dependency.job) || !active.has(dependency.job)) continue;
+      wanted.add(dependency.job);
+      queue.push(dependency.job);
+    }
+  }
+  return wanted;
 }
 
 async function refreshTarget(

@@ -3,6 +3,7 @@ import { YonderError } from '../errors/yonder-error.js';
 import type { JsonObject } from '../json/json-value.js';
 import { parseJson } from '../json/parse-json.js';
 import type { JobRecord, JobSpec } from '../spec/job.js';
+import { dependencyText } from './dependencies.js';
 import type { ManagerContext } from './manager-context.js';
 
 /**
@@ -35,6 +36,8 @@ export async function specOf(
       gpus: container.gpus,
       env: { ...container.env },
     };
+  // Its parents are kept: a parent whose condition can no longer hold is refused by the submit.
+  if (job.after && job.after.length > 0) spec.after = job.after.map(dependencyText);
   if (job.spec.settingsSha256 !== null) {
     const text = await context.store.getJobSettings?.(job.id);
     const parsed = text === undefined ? undefined : parseJson(text);

@@ -17,6 +17,13 @@ import type { Profile } from '../spec/profile.js';
 import { transition } from '../state/apply-observation.js';
 import { containerSecretIssues, resolveContainer } from '../validation/validate-container.js';
 import { validateJobSpec } from '../validation/validate-job-spec.js';
+import {
+  heldSettingsText,
+  holdJob,
+  resolveDependencies,
+  settleWaitingJobs,
+} from './dependencies.js';
+import { jobRoute } from './job-route.js';
 import type { ManagerContext } from './manager-context.js';
 import { normaliseProfile } from './normalise-profile.js';
 import { applyProfileDefaults, droppedMessage } from './profile-defaults.js';
@@ -30,6 +37,11 @@ export interface SubmitOptions {
   profile?: string;
   /** Told what a `warn` profile left out of the job at `index` (its backend cannot honour it). */
   onWarning?: (message: string, index: number) => void;
+  /**
+   * What `#N` in a spec's `after` names: the job at the index whose number here is N (a batch
+   * file's line numbers); default its position, from 1.
+   */
+  numbers?: readonly number[];
 }
 
 export function sha256(text: string): string {
@@ -59,8 +71,11 @@ export async function submitJobs(
       options.onWarning?.(droppedMessage(profile, backend, effective.dropped), index);
     return effective.spec;
   });
+  const ids = specs.map(() => randomBytes(6).toString('hex'));
+  const dependencies = await resolveDependencies(context, specs, ids, options.numbers, single);
   specs.forEach((spec, index) => {
-    for (const issue of specIssues(spec, backend, profile)) {
+    const found = [...specIssues(spec, backend, profile), ...(dependencies.issues[index] ?? [])];
+    for (const issue of found) {
       issues.push(single ? issue : { path: `jobs.${index}.${issue.path}`, message: issue.message });
     }
   });
@@ -73,9 +88,10 @@ export async function submitJobs(
   // whose transport is missing or whose options do not fit leaves no record behind.
   const backendContext = await context.backendContext(profile, backend);
   const prepared: Array<{ record: JobRecord; request: SubmitRequestV1 }> = [];
-  for (const spec of specs) {
+  for (const [index, spec] of specs.entries()) {
     const { record, settingsText } = newRecord(
       context,
+      ids[index] as string,
       spec,
       profile,
       backend,
@@ -87,6 +103,44 @@ export async function submitJobs(
       await context.store.saveJobSettings(record.id, `${JSON.stringify(spec.settings)}\n`);
     prepared.push({ record, request: submitRequest(record, spec.secrets ?? {}, settingsText) });
   }
+  // Every job of the batch is in the ledger, with its settings, before any is held back or
+  // submitted: a dependent is released only once all it needs is there.
+  const held = new Map<string, JobRecord>();
+  for (const [index, { record }] of prepared.entries()) {
+    const after = dependencies.after[index];
+    if (!after || after.length === 0) continue;
+    held.set(
+      record.id,
+      await context.store.updateJob(record.id, (job) => holdJob(job, after, context.now())),
+    );
+  }
+  const { records: sent, firstError } = await sendSubmits(
+    context,
+    backend,
+    backendContext,
+    prepared.filter(({ record }) => !held.has(record.id)),
+  );
+  if (held.size > 0) await settleWaitingJobs(context, (jobs) => releaseHeldJobs(context, jobs));
+  const byId = new Map(sent.map((record) => [record.id, record]));
+  const records: JobRecord[] = [];
+  for (const { record } of prepared)
+    records.push(
+      byId.get(record.id) ??
+        (await context.store.getJob(record.id)) ??
+        (held.get(record.id) as JobRecord),
+    );
+  if (single && firstError) throw firstError;
+  return records;
+}
+
+/** Ask the backend to start prepared jobs and record each answer: submitted, or failed with its error. */
+async function sendSubmits(
+  context: ManagerContext,
+  backend: BackendV1,
+  backendContext: BackendContextV1,
+  prepared: ReadonlyArray<{ record: JobRecord; request: SubmitRequestV1 }>,
+): Promise<{ records: JobRecord[]; firstError: YonderError | null }> {
+  if (prepared.length === 0) return { records: [], firstError: null };
   const outcomes = await askBackend(
     backend,
     prepared.map((entry) => entry.request),
@@ -113,8 +167,52 @@ export async function submitJobs(
       );
     }
   }
-  if (single && firstError) throw firstError;
-  return records;
+  return { records, firstError };
+}
+
+/**
+ * Submit dependents that waited and were claimed by this process (`submitting`, this
+ * process's): through the profile they were submitted with, one call per target. Secrets a
+ * dependent never has (refused at submit); its settings come from beside its record.
+ */
+export async function releaseHeldJobs(
+  context: ManagerContext,
+  jobs: readonly JobRecord[],
+): Promise<void> {
+  const groups = new Map<string, JobRecord[]>();
+  for (const job of jobs) groups.set(jobRoute(job), [...(groups.get(jobRoute(job)) ?? []), job]);
+  for (const group of groups.values()) {
+    const first = group[0] as JobRecord;
+    let backend: BackendV1;
+    let backendContext: BackendContextV1;
+    try {
+      backend = await context.resolveBackend(first.backend, first.profileSnapshot);
+      backendContext = await context.backendContext(first.profileSnapshot, backend);
+    } catch (error) {
+      // Nothing was sent (the backend or its transport could not be had): the jobs wait again,
+      // with the error, for the next refresh to try.
+      const failure = toYonderError(error).toJSON();
+      for (const record of group)
+        await context.store.updateJob(record.id, (current) =>
+          current.state === 'submitting' && current.submittedAt === null && current.after
+            ? { ...holdJob(current, current.after, context.now()), error: failure }
+            : undefined,
+        );
+      continue;
+    }
+    const prepared: Array<{ record: JobRecord; request: SubmitRequestV1 }> = [];
+    for (const record of group) {
+      try {
+        prepared.push({
+          record,
+          request: submitRequest(record, {}, await heldSettingsText(context, record)),
+        });
+      } catch (error) {
+        await recordSubmitFailure(context, record.id, toYonderError(error), backend);
+      }
+    }
+    await sendSubmits(context, backend, backendContext, prepared);
+  }
 }
 
 /** One batch call when the backend has `submitMany` and there are several jobs, else one call each. */
@@ -176,6 +274,12 @@ function specIssues(spec: JobSpec, backend: BackendV1, profile: Profile): Valida
       });
     }
   }
+  if ((spec.after?.length ?? 0) > 0 && Object.keys(spec.secrets ?? {}).length > 0)
+    issues.push({
+      path: 'secrets',
+      message:
+        'a job that waits for others (after) cannot carry secrets: it is submitted later, by whichever yonder process finds its parents done, and yonder never keeps a secret; pass the value another way or submit it once its parents have ended',
+    });
   if ((spec.schedulerOptions?.length ?? 0) > 0 && !backend.capabilities.schedulerOptions) {
     issues.push({
       path: 'schedulerOptions',
@@ -188,6 +292,7 @@ function specIssues(spec: JobSpec, backend: BackendV1, profile: Profile): Valida
 /** A new ledger record for a job, in `submitting`, and its settings text after path mapping. */
 function newRecord(
   context: ManagerContext,
+  id: string,
   spec: JobSpec,
   profile: Profile,
   backend: BackendV1,
@@ -204,7 +309,7 @@ function newRecord(
     settingsText = `${JSON.stringify(mapped, null, 2)}\n`;
   }
   const record: JobRecord = {
-    id: randomBytes(6).toString('hex'),
+    id,
     name: spec.name ?? basename(spec.argv[0] as string),
     profile: profile.name,
     backend: backend.id,

@@ -48,6 +48,19 @@ export const RESOURCE_NAMES: readonly ResourceName[] = [
   'qos',
 ];
 
+/**
+ * When a dependent may start, by what became of its parent: `ok` (the default) once it
+ * succeeded, `notok` once it failed or was cancelled, `any` once it ended however it ended,
+ * `started` once it started running.
+ */
+export type DependencyCondition = 'ok' | 'notok' | 'any' | 'started';
+
+/** One parent of a dependent, as its record keeps it: the parent's full id and the condition. */
+export interface JobDependency {
+  job: string;
+  when: DependencyCondition;
+}
+
 /** What a caller asks yonder to run. */
 export interface JobSpec {
   /** The program and its arguments, passed without a shell. `{settings}` inside a token is replaced by the settings file's path on the target. */
@@ -70,6 +83,15 @@ export interface JobSpec {
    * none, even when the profile has a container. In a container, `cwd` is a path inside it.
    */
   container?: ContainerSpec | null;
+  /**
+   * Start only once every parent's condition holds: each `JOB[:WHEN]`, where JOB is a job id
+   * or an unambiguous prefix of one (of any profile), or `#N`, the job numbered N of the same
+   * `submitMany` call, and WHEN is `ok` (the default), `notok`, `any` or `started`. The job
+   * waits in the ledger (`pending`, native state `waiting`) until a refresh finds its
+   * conditions met, and is settled `failed` (`dependency-never-satisfied`) once one can no
+   * longer be.
+   */
+  after?: readonly string[];
 }
 
 /** One state change, as kept in a job's history. */
@@ -183,6 +205,12 @@ export interface JobRecord {
    * when the target cannot be reached. `data` is base64 of the log's bytes `start`..`end`.
    */
   logTail?: LogTail | null;
+  /**
+   * The jobs it was to run after, and on what condition (absent when none, and in records
+   * older than dependencies). While it waits for them it is `pending` with native state
+   * `waiting` and no `submittedAt`.
+   */
+  after?: JobDependency[];
   /** Incremented on every write. */
   revision: number;
 }

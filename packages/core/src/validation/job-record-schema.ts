@@ -2,6 +2,7 @@
 import { type TSchema, Type } from '@sinclair/typebox';
 import type { ValidationIssue } from '../errors/validation-error.js';
 import { JOB_STATES } from '../state/job-states.js';
+import { DEPENDENCY_CONDITIONS } from './parse-dependency.js';
 import { checkSchema, validateProfileFields } from './profile-schema.js';
 import { checkPlainData } from './reserved-keys.js';
 import { createSchemaCheck } from './schema-check.js';
@@ -114,6 +115,14 @@ export const JobRecordSchema = Type.Object({
   data: Type.Record(Type.String(), Type.Unknown()),
   logTail: Type.Optional(
     nullable(Type.Object({ at: Time, start: Count, end: Count, data: Type.String() })),
+  ),
+  after: Type.Optional(
+    Type.Array(
+      Type.Object({
+        job: Type.String({ pattern: '^[0-9a-f]{6,64}$' }),
+        when: Type.Union(DEPENDENCY_CONDITIONS.map((when) => Type.Literal(when))),
+      }),
+    ),
   ),
   revision: Count,
 });

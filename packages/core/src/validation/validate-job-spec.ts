@@ -1,6 +1,7 @@
 /** What a job spec must be before anything is submitted: each problem as a dot path and a fix. */
 import type { ValidationIssue } from '../errors/validation-error.js';
 import type { JobSpec, Resources } from '../spec/job.js';
+import { checkDependencies } from './parse-dependency.js';
 import { checkPlainData } from './reserved-keys.js';
 import { validateContainerFields } from './validate-container.js';
 import { checkAbsolutePath, checkText } from './validate-fields.js';
@@ -129,6 +130,7 @@ export function validateJobSpec(spec: JobSpec): ValidationIssue[] {
   if (spec.cwd !== undefined) issues.push(...checkAbsolutePath(spec.cwd, 'cwd'));
   if (spec.container !== undefined && spec.container !== null)
     issues.push(...validateContainerFields(spec.container, 'container'));
+  issues.push(...checkDependencies(spec.after));
   return issues;
 }
 

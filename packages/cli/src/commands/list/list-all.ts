@@ -1,6 +1,6 @@
 /** `yonder list --all` from the store's listing: every job without holding or parsing every record, written a piece at a time as stdout takes it. */
 import type { JobRecord, StoreProblemV1 } from '@yonder/core';
-import type { ListingEntryV1, ListingV1 } from '@yonder/core/backend-kit';
+import { isWaiting, type ListingEntryV1, type ListingV1 } from '@yonder/core/backend-kit';
 import type { CommandContext } from '../../command.js';
 import { formatJob } from '../../format-job.js';
 import { warnUnreachable } from '../../output.js';
@@ -104,7 +104,11 @@ export async function listAll(
         return 0;
       }
       const { jobTablePieces } = await import('../../job-table.js');
-      for (const piece of jobTablePieces(io, entries)) {
+      // An active job shown from its record: a job waiting for its parents says `waiting`.
+      const waiting = new Map(active.filter(isWaiting).map((job) => [job.id, job]));
+      const rows =
+        waiting.size === 0 ? entries : entries.map((entry) => waiting.get(entry.id) ?? entry);
+      for (const piece of jobTablePieces(io, rows)) {
         if (out.closed()) return 0;
         if (out.add(piece)) await out.flush();
       }

@@ -4,17 +4,27 @@ import type { Command } from '../../command.js';
 import { envelope, jobJson } from '../../output.js';
 import { UsageError } from '../../usage-error.js';
 
-const HELP = `Usage: yonder resubmit JOB [--profile P] [--json]
+const HELP = `Usage: yonder resubmit JOB [--profile P] [--after JOB[:WHEN]... | --no-after] [--json]
 
 Submit JOB again with the same spec (its settings are kept beside its record) through its
 profile as it is now, or --profile P, and print the new job's id. Secrets are never kept: a job
 that had --secret NAME takes $NAME from this environment again.
+
+A job submitted with --after waits for the same parents again; when one of them can no longer
+satisfy it (it failed, and the job wanted it to succeed), the resubmit is refused, naming it.
+  --after JOB[:WHEN]     wait for these parents instead (repeatable; as yonder submit --after)
+  --no-after             wait for none
 `;
 
 export const run: Command = async (argv, { io, runtime }) => {
   const { values, positionals } = parse(
     argv,
-    { profile: { type: 'string' }, json: { type: 'boolean' } },
+    {
+      profile: { type: 'string' },
+      after: { type: 'string', multiple: true },
+      'no-after': { type: 'boolean' },
+      json: { type: 'boolean' },
+    },
     'resubmit',
   );
   if (values.help) {
@@ -22,6 +32,9 @@ export const run: Command = async (argv, { io, runtime }) => {
     return 0;
   }
   if (positionals.length !== 1) throw new UsageError('Name one job: yonder resubmit JOB');
+  const after = values.after as string[] | undefined;
+  if (after && values['no-after'])
+    throw new UsageError('--after and --no-after contradict each other: give one.');
   const { manager } = runtime();
   const old = await manager.resolve(positionals[0] as string);
   const secrets: Record<string, string> = {};
@@ -35,6 +48,7 @@ export const run: Command = async (argv, { io, runtime }) => {
   const job = await manager.resubmit(old.id, {
     secrets,
     ...(values.profile ? { profile: String(values.profile) } : {}),
+    ...(after ? { after } : values['no-after'] ? { after: [] } : {}),
     onWarning: (message) => io.stderr(`yonder: warning: ${message}\n`),
   });
   io.stdout(values.json ? envelope(jobJson(job)) : `${job.id}\n`);

@@ -1,4 +1,5 @@
 /** `yonder status`: jobs in full, refreshed first, as details, JSON (an array), a template or ids. */
+import type { JobRecord } from '@yonder/core';
 import { parse } from '../../args.js';
 import type { Command } from '../../command.js';
 import { checkFormat, formatJob } from '../../format-job.js';
@@ -40,6 +41,22 @@ export const run: Command = async (argv, { io, runtime }) => {
   if (format !== undefined) io.stdout(jobs.map((job) => formatJob(format, job, io.color)).join(''));
   else if (values.quiet) io.stdout(jobs.map((job) => `${job.id}\n`).join(''));
   else if (values.json) io.stdout(envelope(jobs.map(jobJson)));
-  else io.stdout(jobs.map((job) => jobDetails(io, job)).join('\n'));
+  else {
+    // Each parent's state beside it: what a waiting job waits for, and how its parents ended.
+    const store = runtime().manager.store;
+    const ids = new Set(jobs.flatMap((job) => (job.after ?? []).map((parent) => parent.job)));
+    const parents = new Map<string, JobRecord | null>();
+    await Promise.all(
+      [...ids].map(async (id) => {
+        // An unreadable record shows no state; a missing one shows `gone`.
+        const record = await store.getJob(id).then(
+          (found) => found ?? null,
+          () => undefined,
+        );
+        if (record !== undefined) parents.set(id, record);
+      }),
+    );
+    io.stdout(jobs.map((job) => jobDetails(io, job, parents)).join('\n'));
+  }
   return 0;
 };

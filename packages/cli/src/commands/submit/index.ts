@@ -39,12 +39,20 @@ options the profile sets as defaults apply unless given here.
                          resources, for backends that honour them
   --scheduler-option ARG extra scheduler argument, passed as one word (repeatable)
   --cwd DIR              directory the job runs in on the target (in a container: inside it)
+  --after JOB[:WHEN]     start only once job JOB (an id or a prefix of one, of any profile)
+                         succeeded (WHEN ok, the default), failed or was cancelled (notok), ended
+                         (any) or started (started); repeatable, all must hold. yonder holds the
+                         job as "waiting" and submits it when a yonder command refreshes (wait,
+                         list, status, ui); if a condition can no longer hold, the job fails with
+                         reason dependency-never-satisfied. See docs/pipelines.md
 ${CONTAINER_HELP}  --no-container         run in no container, whatever the profile says
   --batch FILE|-         submit one job per line of FILE (or stdin): JSON objects with the fields
                          argv (required), name, env, settings, resources (or time, cpus, memory,
-                         gpus, nodes, partition, account, qos), schedulerOptions, cwd; the options
-                         above are their defaults. Prints the id of each job submitted, in order;
-                         a job that was not is named by its line on stderr, with why (exit 1)
+                         gpus, nodes, partition, account, qos), schedulerOptions, cwd, after (a list
+                         of JOB[:WHEN], where #N is the job of line N); the options above are their
+                         defaults; every line is in the ledger before any job is submitted. Prints
+                         the id of each job submitted, in order; a job that was not is named by its
+                         line on stderr, with why (exit 1)
   --json                 print the job as JSON (with --batch: an array, one entry per line)
   --format TEMPLATE      print the job through a template, as yonder status does ('{id} {state}')
   -q, --quiet            print the id only (the default; for workflow engines that pass -q)
@@ -117,6 +125,7 @@ export const run: Command = async (argv, { io, runtime }) => {
       'secrets-file': { type: 'string' },
       ...RESOURCE_OPTIONS,
       cwd: { type: 'string' },
+      after: { type: 'string', multiple: true },
       batch: { type: 'string' },
       format: { type: 'string' },
       quiet: { type: 'boolean', short: 'q' },
@@ -170,6 +179,7 @@ export const run: Command = async (argv, { io, runtime }) => {
   if (values.name !== undefined) spec.name = String(values.name);
   if (values.settings !== undefined) spec.settings = readSettings(String(values.settings), io.cwd);
   if (values.cwd !== undefined) spec.cwd = resolve(io.cwd, String(values.cwd));
+  if (values.after !== undefined) spec.after = values.after as string[];
   const container = containerFromOptions(values);
   if (container !== undefined) spec.container = container;
   const profile = profileOf(values.profile, io.env);

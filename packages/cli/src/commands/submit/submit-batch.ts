@@ -29,6 +29,7 @@ const FIELDS = new Set<string>([
   'resources',
   'schedulerOptions',
   'cwd',
+  'after',
   ...RESOURCE_NAMES,
 ]);
 
@@ -93,6 +94,7 @@ function lineSpec(
     ...(fields.name === undefined ? {} : { name: fields.name }),
     ...(fields.cwd === undefined ? {} : { cwd: fields.cwd }),
     ...(fields.settings === undefined ? {} : { settings: fields.settings as JsonObject }),
+    ...(fields.after === undefined ? {} : { after: fields.after }),
   } as JobSpec;
   const issues = validateJobSpec(spec).map((issue) => ({
     path: `${where}: ${issue.path}`,
@@ -138,6 +140,8 @@ export async function submitBatch(
   try {
     jobs = await runtime().manager.submitMany(specs, {
       profile,
+      // "#N" in a line's `after` is the job of line N.
+      numbers: lines,
       onWarning: (message, index) =>
         io.stderr(`yonder: warning: line ${lines[index]}: ${message}\n`),
     });

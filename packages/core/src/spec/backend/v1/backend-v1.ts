@@ -2,7 +2,13 @@ import type { TSchema } from '@sinclair/typebox';
 import type { ValidationIssue } from '../../../errors/validation-error.js';
 import type { JsonObject, JsonValue } from '../../../json/json-value.js';
 import type { ContainerImage, ContainerRuntime, ResolvedContainer } from '../../container.js';
-import type { FailureKind, JobState, ResourceName, Resources } from '../../job.js';
+import type {
+  DependencyCondition,
+  FailureKind,
+  JobState,
+  ResourceName,
+  Resources,
+} from '../../job.js';
 import type { Profile } from '../../profile.js';
 import type { TransportV1 } from '../../transport/v1/transport-v1.js';
 
@@ -40,6 +46,14 @@ export interface BackendCapabilitiesV1 {
    * for another, or for any when this is absent, is refused before anything is submitted.
    */
   readonly containers?: readonly ContainerRuntime[];
+  /**
+   * What of a job's dependencies (`JobSpec.after`) the scheduler could keep itself: the
+   * conditions it has a native form for (Slurm: `afterok`, `afternotok`, `afterany`, `after`).
+   * Absent: none. Whatever a backend declares, the manager keeps every dependency in the
+   * ledger today (a dependent is submitted once its parents' conditions hold, and settled when
+   * one never can); this is where a backend says what it could take over.
+   */
+  readonly dependencies?: { readonly native: readonly DependencyCondition[] };
 }
 
 /**
