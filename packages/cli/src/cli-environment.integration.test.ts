@@ -21,13 +21,11 @@ afterEach(() => {
 describe('the state directory from the environment', () => {
   it('a relative YONDER_STATE_DIR or XDG_STATE_HOME is refused, naming the variable; no ledger appears in the working directory', async () => {
     for (const env of [
-      { YONDER_STATE_DIR: 'ledger' },
+      { YONDER_STATE_DIR: 'ledger' } as Record<string, string>,
       { YONDER_STATE_DIR: './ledger' },
       { YONDER_STATE_DIR: '', XDG_STATE_HOME: 'state' },
     ]) {
-      const variable = Object.keys(env).find(
-        (key) => env[key as keyof typeof env] !== '',
-      ) as string;
+      const variable = Object.keys(env).find((key) => env[key] !== '') as string;
       for (const args of [['list'], ['submit', '--', 'true']]) {
         const result = await runCli(args, { state, cwd: work, env });
         expect(result.code, result.stderr).toBe(1);
@@ -40,7 +38,7 @@ describe('the state directory from the environment', () => {
 
   it('a YONDER_STATE_DIR or XDG_STATE_HOME holding a line break is refused, naming the variable', async () => {
     for (const env of [
-      { YONDER_STATE_DIR: join(state, 'a\nb') },
+      { YONDER_STATE_DIR: join(state, 'a\nb') } as Record<string, string>,
       { YONDER_STATE_DIR: join(state, 'a\rb') },
       { YONDER_STATE_DIR: '', XDG_STATE_HOME: join(state, 'x\ny') },
     ]) {

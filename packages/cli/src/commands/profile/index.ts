@@ -161,7 +161,7 @@ export const run: Command = async (argv, context) => {
     return sub === undefined ? 2 : 0;
   }
   if (sub === 'add') return add(rest, context);
-  if (sub === 'edit') return editProfile(rest, context, HELP);
+  if (sub === 'edit') return editProfile(rest, context);
   const { values, positionals } = parse(rest, { json: { type: 'boolean' } }, `profile ${sub}`);
   if (values.help) {
     io.stdout(HELP);

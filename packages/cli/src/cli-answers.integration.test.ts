@@ -1,0 +1,130 @@
+/** What the CLI answers, through the real CLI (issue 24 item 16): poll warnings name the profile, --json errors list their issues, --format takes every field of the record, --state ignores case, cancel says what it did of each job, profile edit has its own help, an unknown option lists the known ones. */
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { requireCliBuild, runCli, runCliJson } from '@yonder/test-helpers';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+
+let state: string;
+let work: string;
+const yonder = (args: string[]) => runCli(args, { state, cwd: work });
+const json = (args: string[]) => runCliJson(args, { state, cwd: work });
+const TOYQ = new URL('../../backend-command/examples/toyq', import.meta.url).pathname;
+
+beforeAll(() => requireCliBuild());
+beforeEach(() => {
+  state = mkdtempSync(join(tmpdir(), 'yonder-answers-'));
+  work = mkdtempSync(join(tmpdir(), 'yonder answers work '));
+});
+afterEach(() => {
+  rmSync(state, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
+  rmSync(work, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
+});
+
+describe('what the CLI says', () => {
+  it('a target that cannot be polled is named by its profile in list, status and wait', async () => {
+    // The command backend splits its templates into words: a path without spaces.
+    const broken = join(state, 'broken-status');
+    writeFileSync(broken, '#!/bin/sh\necho "status: the queue is down" >&2\nexit 1\n');
+    chmodSync(broken, 0o755);
+    const add = await yonder([
+      'profile',
+      'add',
+      'My-Queue',
+      '--backend',
+      'command',
+      '--workdir',
+      join(work, 'jobs'),
+      '--set',
+      `submit=${TOYQ}/toyq-submit {script}`,
+      '--set',
+      'idPattern=Job (?<id>\\d+) queued',
+      '--set',
+      `status=${broken} {external_ids}`,
+      '--set',
+      `cancel=${TOYQ}/toyq-cancel {external_ids}`,
+    ]);
+    expect(add.code, add.stderr).toBe(0);
+    const submitted = await yonder(['submit', '--profile', 'my-queue', '--', 'sleep', '300']);
+    expect(submitted.code, submitted.stderr).toBe(0);
+    const id = submitted.stdout.trim();
+    for (const args of [['list'], ['status', id], ['wait', id, '--give-up-after', '1s']]) {
+      const result = await yonder(args);
+      const warning = result.stderr.split('\n').find((line) => line.includes('cannot poll'));
+      expect(warning, result.stderr).toMatch(
+        /^yonder: warning: cannot poll profile "My-Queue" \(1 job\) at command:/,
+      );
+      expect(warning).toContain('the queue is down');
+    }
+    await yonder(['rm', '--force', id]);
+  }, 120_000);
+
+  it('a --json error carries its field issues as a list', async () => {
+    const bad = await json(['profile', 'add', 'x', '--backend', 'local', '--set', 'colour=red']);
+    expect(bad.code).toBe(1);
+    expect(bad.doc.ok).toBe(false);
+    expect(bad.doc.error.code).toBe('E_INVALID_PROFILE');
+    expect(bad.doc.error.issues).toEqual([
+      { path: 'options.colour', message: expect.stringMatching(/^unknown field/) },
+    ]);
+  }, 60_000);
+
+  it('an unknown option key lists the known ones', async () => {
+    const bad = await yonder([
+      'profile',
+      'add',
+      'x',
+      '--backend',
+      'command',
+      '--set',
+      'colour=red',
+    ]);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/options\.colour: unknown field \(known fields: .*submit.*status/);
+  }, 60_000);
+
+  it('--format takes every field of the JSON record; --state ignores case as --profile does', async () => {
+    const id = (await yonder(['submit', '--', 'true'])).stdout.trim();
+    expect((await yonder(['wait', id, '--timeout', '60'])).code).toBe(0);
+    const record = (await json(['status', id])).doc.result[0] as Record<string, unknown>;
+    const template = Object.keys(record)
+      .map((field) => `{${field}}`)
+      .join('|');
+    const formatted = await yonder(['status', id, '--format', template]);
+    expect(formatted.code, formatted.stderr).toBe(0);
+    const submittedAt = await yonder(['list', '--format', '{submittedAt}']);
+    expect(submittedAt.stdout.trim()).toBe(record.submittedAt);
+    for (const state of ['SUCCEEDED', 'Succeeded', 'succeeded']) {
+      const listed = await yonder(['list', '--state', state, '-q']);
+      expect(listed.code, listed.stderr).toBe(0);
+      expect(listed.stdout).toBe(`${id}\n`);
+    }
+  }, 60_000);
+
+  it('cancel of a finished job says so; cancel GOOD BAD cancels GOOD and reports BAD', async () => {
+    const done = (await yonder(['submit', '--', 'true'])).stdout.trim();
+    expect((await yonder(['wait', done, '--timeout', '60'])).code).toBe(0);
+    const finished = await yonder(['cancel', done]);
+    expect(finished.code, finished.stderr).toBe(0);
+    expect(finished.stdout).toBe(`${done} succeeded (had already ended: nothing to cancel)\n`);
+    const good = (await yonder(['submit', '--', 'sleep', '300'])).stdout.trim();
+    const both = await yonder(['cancel', good, 'nosuchjob']);
+    expect(both.code).toBe(1);
+    expect(both.stdout).toBe(`${good} cancelled\n`);
+    expect(both.stderr).toContain('nosuchjob');
+    const after = await json(['status', good, '--no-refresh']);
+    expect(after.doc.result[0].state).toBe('cancelled');
+  }, 90_000);
+
+  it('profile edit --help prints its own help', async () => {
+    for (const args of [
+      ['profile', 'edit', '--help'],
+      ['profile', 'edit', 'local', '--help'],
+    ]) {
+      const help = await yonder(args);
+      expect(help.code).toBe(0);
+      expect(help.stdout).toMatch(/^Usage: yonder profile edit NAME/);
+      expect(help.stdout).not.toContain('yonder profile add NAME --backend B');
+    }
+  }, 60_000);
+});
