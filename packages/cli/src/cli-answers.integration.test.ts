@@ -128,3 +128,25 @@ describe('what the CLI says', () => {
     }
   }, 60_000);
 });
+
+describe('profile add at the same time', () => {
+  it('two `profile add NAME` at once: one saves, the other is refused, none is lost (8 rounds)', async () => {
+    for (let round = 0; round < 8; round += 1) {
+      const name = `race-${round}`;
+      const [first, second] = await Promise.all(
+        [join(work, 'a'), join(work, 'b')].map((workdir) =>
+          yonder(['profile', 'add', name, '--backend', 'local', '--workdir', workdir]),
+        ),
+      );
+      const outcomes = [first, second].map((result) => result?.code).sort();
+      expect(outcomes, `${first?.stderr}${second?.stderr}`).toEqual([0, 1]);
+      const refused = [first, second].find((result) => result?.code === 1);
+      expect(refused?.stderr).toContain(`A profile named "${name}" exists.`);
+      expect(refused?.stderr).toContain('Add --force');
+      // The saved one is the one that said so.
+      const saved = [first, second].findIndex((result) => result?.code === 0);
+      const shown = await json(['profile', 'show', name]);
+      expect(shown.doc.result.workdir).toBe(join(work, saved === 0 ? 'a' : 'b'));
+    }
+  }, 240_000);
+});

@@ -346,7 +346,7 @@ describe('profiles checked', () => {
       '3',
     ]);
     expect(local.code).toBe(1);
-    expect(local.stderr).toContain('"local" exists (the built-in one); add --force');
+    expect(local.stderr).toContain('"local" exists (the built-in one). Add --force');
     expect((await yonder(['profile', 'add', 'LOCAL', '--backend', 'local', '--force'])).code).toBe(
       0,
     );

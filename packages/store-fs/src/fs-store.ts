@@ -7,6 +7,7 @@ import {
   type ListJobsOptionsV1,
   type ListJobsResultV1,
   type Profile,
+  type SaveProfileOptionsV1,
   type StoreProblemV1,
   type StoreV1,
   UntrustedPathError,
@@ -20,6 +21,7 @@ import {
   type ListingOptionsV1,
   type ListingV1,
   parseJson,
+  profileExists,
   readPrivateFile,
   removePrivateFile,
   reserveSpareFile,
@@ -97,7 +99,7 @@ export class FsStore implements StoreV1 {
 
   // ------------------------------------------------------------- profiles
 
-  async saveProfile(profile: Profile): Promise<void> {
+  async saveProfile(profile: Profile, options: SaveProfileOptionsV1 = {}): Promise<void> {
     assertValid(
       'E_INVALID_PROFILE',
       `Profile "${String(profile?.name)}" is invalid`,
@@ -105,9 +107,14 @@ export class FsStore implements StoreV1 {
     );
     this.ledger.ensure();
     const path = this.profilePath(profile.name);
+    const text = `${JSON.stringify(profile, null, 2)}\n`;
     try {
-      writePrivateFileAtomic(path, `${JSON.stringify(profile, null, 2)}\n`);
+      // A create is a link of the finished file into place: of two at once, one meets EEXIST.
+      if (options.create) createPrivateFile(path, text);
+      else writePrivateFileAtomic(path, text);
     } catch (error) {
+      if (options.create && (error as NodeJS.ErrnoException).code === 'EEXIST')
+        throw profileExists(profile.name, error);
       throw storeError('write', path, error);
     }
   }

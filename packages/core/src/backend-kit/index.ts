@@ -18,6 +18,7 @@ export {
   CONTAINER_LAUNCH_SCRIPT,
 } from '../container/container-scripts.js';
 export type { PluginKind } from '../errors/no-such-plugin-error.js';
+export { profileExists } from '../errors/profile-exists.js';
 export { assertValid } from '../errors/validation-error.js';
 export {
   createJobDirectory,

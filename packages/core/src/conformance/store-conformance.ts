@@ -116,6 +116,30 @@ export function storeConformance(
   );
 
   test(
+    'store: a create of a profile is refused when one of its name exists, also at once',
+    withStore(async (store) => {
+      await store.saveProfile({ name: 'Gpu', backend: 'slurm' }, { create: true });
+      await rejects(
+        store.saveProfile({ name: 'gpu', backend: 'local' }, { create: true }),
+        'E_PROFILE_EXISTS',
+        'creating a profile whose name (any case) exists',
+      );
+      check(
+        (await store.getProfile('gpu'))?.backend === 'slurm',
+        'a refused create leaves the profile as it was',
+      );
+      const both = await Promise.allSettled([
+        store.saveProfile({ name: 'twin', backend: 'slurm' }, { create: true }),
+        store.saveProfile({ name: 'TWIN', backend: 'local' }, { create: true }),
+      ]);
+      check(
+        both.filter((outcome) => outcome.status === 'fulfilled').length === 1,
+        'of two creates of one name at once, exactly one succeeds',
+      );
+    }),
+  );
+
+  test(
     'store: an invalid profile is refused with E_INVALID_PROFILE',
     withStore(async (store) => {
       await rejects(

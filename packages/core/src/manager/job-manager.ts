@@ -4,7 +4,7 @@ import type { Registry } from '../registry/registry.js';
 import type { BackendV1, LogChunkV1 } from '../spec/backend/v1/backend-v1.js';
 import type { JobRecord, JobSpec, JobState } from '../spec/job.js';
 import type { Profile } from '../spec/profile.js';
-import type { StoreProblemV1, StoreV1 } from '../spec/store/v1/store-v1.js';
+import type { SaveProfileOptionsV1, StoreProblemV1, StoreV1 } from '../spec/store/v1/store-v1.js';
 import type { TransportFactoryV1 } from '../spec/transport/v1/transport-factory-v1.js';
 import type { TransportV1 } from '../spec/transport/v1/transport-v1.js';
 import { DEFAULT_STATE_POLICY, type StatePolicy } from '../state/apply-observation.js';
@@ -176,8 +176,8 @@ export class JobManager {
    * Validate and save a profile.
    * @throws ValidationError `E_INVALID_PROFILE` listing every problem.
    */
-  saveProfile(input: Profile): Promise<Profile> {
-    return saveProfile(this.context, input);
+  saveProfile(input: Profile, options: SaveProfileOptionsV1 = {}): Promise<Profile> {
+    return saveProfile(this.context, input, options);
   }
 
   /**

@@ -5,6 +5,7 @@ import { assertValid, type ValidationIssue } from '../errors/validation-error.js
 import { YonderError } from '../errors/yonder-error.js';
 import type { BackendV1, ProbeReportV1 } from '../spec/backend/v1/backend-v1.js';
 import type { Profile } from '../spec/profile.js';
+import type { SaveProfileOptionsV1 } from '../spec/store/v1/store-v1.js';
 import type { TransportDescriptionV1 } from '../spec/transport/v1/transport-v1.js';
 import { checkSchema, validateProfileFields } from '../validation/profile-schema.js';
 import { chooseTransport } from './choose-transport.js';
@@ -61,17 +62,22 @@ async function transportIssues(
 }
 
 /**
- * Validate and save a profile.
+ * Validate and save a profile (with `create`, only if none of its name exists).
  * @throws ValidationError `E_INVALID_PROFILE` listing every problem.
+ * @throws YonderError `E_PROFILE_EXISTS` with `create` when one of its name exists.
  */
-export async function saveProfile(context: ManagerContext, input: Profile): Promise<Profile> {
+export async function saveProfile(
+  context: ManagerContext,
+  input: Profile,
+  options: SaveProfileOptionsV1 = {},
+): Promise<Profile> {
   const profile = normaliseProfile(input);
   assertValid(
     'E_INVALID_PROFILE',
     `Profile "${String(input.name)}" is invalid`,
     await validateProfile(context, profile),
   );
-  await context.store.saveProfile(profile);
+  await context.store.saveProfile(profile, options);
   return profile;
 }
 

@@ -31,6 +31,7 @@ export type {
   LeaseV1,
   ListJobsOptionsV1,
   ListJobsResultV1,
+  SaveProfileOptionsV1,
   StoreProblemV1,
   StoreV1,
 } from './store/v1/store-v1.js';

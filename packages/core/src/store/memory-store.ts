@@ -1,3 +1,4 @@
+import { profileExists } from '../errors/profile-exists.js';
 import { assertValid } from '../errors/validation-error.js';
 import { YonderError } from '../errors/yonder-error.js';
 import type { JobRecord } from '../spec/job.js';
@@ -24,12 +25,14 @@ export function createMemoryStore(): StoreV1 {
     specificationVersion: 'v1',
     id: 'memory',
     location: 'memory',
-    async saveProfile(profile) {
+    async saveProfile(profile, options) {
       assertValid(
         'E_INVALID_PROFILE',
         `Profile "${String(profile?.name)}" is invalid`,
         validateProfileFields(profile),
       );
+      if (options?.create && profiles.has(profile.name.toLowerCase()))
+        throw profileExists(profile.name);
       profiles.set(profile.name.toLowerCase(), clone(profile));
     },
     async getProfile(name) {

@@ -85,10 +85,13 @@ async function add(argv: string[], { io, runtime }: CommandContext): Promise<num
   const { manager } = runtime();
   // The built-in local profile counts as existing: replacing it is a choice, never an accident.
   const builtIn = name.toLowerCase() === 'local';
-  if (!values.force && (builtIn || (await manager.store.getProfile(name)))) {
+  if (!values.force && builtIn && !(await manager.store.getProfile(name))) {
     throw new YonderError(
       'E_PROFILE_EXISTS',
-      `A profile named "${name}" exists${builtIn && !(await manager.store.getProfile(name)) ? ' (the built-in one)' : ''}; add --force to replace it, or change it with: yonder profile edit ${name}`,
+      `A profile named "${name}" exists (the built-in one).`,
+      {
+        data: { profile: name },
+      },
     );
   }
   const profile = await applyProfileFlags({ name, backend: String(values.backend) }, values, {
@@ -102,7 +105,9 @@ async function add(argv: string[], { io, runtime }: CommandContext): Promise<num
       .catch(() => undefined);
     if (backend?.capabilities.transport === 'ssh') profile.transport = defaultSshTransport(io.env);
   }
-  const saved = await manager.saveProfile(profile);
+  // Without --force the save is a create, decided by the store at once: of two `profile add`
+  // of one name at the same time, one is refused, never both saved and one lost.
+  const saved = await manager.saveProfile(profile, { create: !values.force });
   io.stdout(values.json ? envelope(saved) : `Saved profile "${saved.name}" (${saved.backend}).\n`);
   return 0;
 }

@@ -66,6 +66,12 @@ export interface LeaseV1 {
   release(options?: { readonly completed?: boolean }): Promise<void>;
 }
 
+/** How `saveProfile` saves. */
+export interface SaveProfileOptionsV1 {
+  /** Create only: fail with `E_PROFILE_EXISTS` when a profile of that name exists. */
+  readonly create?: boolean;
+}
+
 /**
  * The ledger: profiles, jobs, and leases that let several yonder processes share one poll.
  * Every write is atomic; concurrent writers never lose each other's updates.
@@ -76,8 +82,13 @@ export interface StoreV1 {
   /** Where the ledger lives, for messages. */
   readonly location: string;
 
-  /** @throws YonderError `E_INVALID_PROFILE` when the profile does not validate. */
-  saveProfile(profile: Profile): Promise<void>;
+  /**
+   * Save a profile, replacing one of the same name (any case) — or, with `create`, only if
+   * none exists, decided atomically: of two concurrent creates of one name, one fails.
+   * @throws YonderError `E_INVALID_PROFILE` when the profile does not validate;
+   *   `E_PROFILE_EXISTS` with `create` when a profile of that name exists.
+   */
+  saveProfile(profile: Profile, options?: SaveProfileOptionsV1): Promise<void>;
   /** @throws YonderError `E_CORRUPT_RECORD` when the stored profile cannot be read. */
   getProfile(name: string): Promise<Profile | undefined>;
   listProfiles(): Promise<{ profiles: Profile[]; problems: StoreProblemV1[] }>;
