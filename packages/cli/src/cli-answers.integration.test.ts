@@ -2,7 +2,14 @@
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { requireCliBuild, runCli, runCliJson } from '@yonder/test-helpers';
+import {
+  collectProcess,
+  requireCliBuild,
+  runCli,
+  runCliJson,
+  spawnCli,
+  until,
+} from '@yonder/test-helpers';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
 let state: string;
@@ -148,5 +155,78 @@ describe('profile add at the same time', () => {
       const shown = await json(['profile', 'show', name]);
       expect(shown.doc.result.workdir).toBe(join(work, saved === 0 ? 'a' : 'b'));
     }
+  }, 240_000);
+});
+
+describe('logs without a range', () => {
+  it("prints all of an ended job's log; of a running job the last 10 lines, saying so and how to get the rest", async () => {
+    const lines = Array.from({ length: 25 }, (_, index) => `line ${index + 1}`);
+    const script = 'for i in $(seq 1 25); do echo "line $i"; done';
+    const done = (await yonder(['submit', '--', 'sh', '-c', script])).stdout.trim();
+    expect((await yonder(['wait', done, '--timeout', '60'])).code).toBe(0);
+    const all = await yonder(['logs', done]);
+    expect(all.code, all.stderr).toBe(0);
+    expect(all.stdout).toBe(`${lines.join('\n')}\n`);
+    expect(all.stderr).toBe('');
+    const gate = join(work, 'go');
+    const running = (
+      await yonder([
+        'submit',
+        '--',
+        'sh',
+        '-c',
+        `${script}; while [ ! -e "$1" ]; do sleep 0.2; done`,
+        'sh',
+        gate,
+      ])
+    ).stdout.trim();
+    let tail = await yonder(['logs', running]);
+    for (let tries = 0; tail.stdout !== `${lines.slice(15).join('\n')}\n` && tries < 100; tries++)
+      tail = await yonder(['logs', running]);
+    expect(tail.stdout).toBe(`${lines.slice(15).join('\n')}\n`);
+    expect(tail.stderr).toContain(`the last 10 lines of the log of job ${running}, still running`);
+    expect(tail.stderr).toContain(`yonder logs ${running} --all`);
+    writeFileSync(gate, '');
+    expect((await yonder(['wait', running, '--timeout', '60'])).code).toBe(0);
+  }, 120_000);
+});
+
+describe('submit --batch interrupted', () => {
+  it('Ctrl-C prints the ids submitted so far, exits 130, and leaves no half-made record', async () => {
+    const file = join(work, 'jobs.jsonl');
+    const count = 300;
+    writeFileSync(
+      file,
+      Array.from({ length: count }, (_, index) =>
+        JSON.stringify({ argv: ['true'], name: `n${index}` }),
+      ).join('\n'),
+    );
+    const child = spawnCli(['submit', '--batch', file], { state, cwd: work });
+    const ended = collectProcess(child);
+    await until(
+      async () =>
+        (await yonder(['list', '--all', '--no-refresh', '-q'])).stdout.trim().split('\n').length >=
+        3,
+      120_000,
+      'the batch to have started',
+      100,
+    );
+    child.kill('SIGINT');
+    const result = await ended;
+    expect(result.code, result.stderr).toBe(130);
+    const printed = result.stdout.trim().split('\n').filter(Boolean);
+    expect(printed.length).toBeGreaterThan(0);
+    expect(printed.length).toBeLessThan(count);
+    expect(result.stderr).toContain(
+      `yonder: interrupted: ${printed.length} of ${count} jobs were submitted (their ids are above); the other ${count - printed.length}, from line ${printed.length + 1} on, were not sent and left no record.`,
+    );
+    // The ledger holds exactly the jobs printed, each really submitted: none half-made.
+    const listed = await json(['list', '--all']);
+    const jobs = listed.doc.result as Array<{ id: string; name: string; state: string }>;
+    expect(jobs.map((job) => job.id).sort()).toEqual([...printed].sort());
+    for (const job of jobs) expect(['running', 'succeeded']).toContain(job.state);
+    expect(jobs.map((job) => job.name).sort()).toEqual(
+      printed.map((_, index) => `n${index}`).sort(),
+    );
   }, 240_000);
 });

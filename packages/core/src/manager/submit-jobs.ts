@@ -30,6 +30,12 @@ export interface SubmitOptions {
   profile?: string;
   /** Told what a `warn` profile left out of the job at `index` (its backend cannot honour it). */
   onWarning?: (message: string, index: number) => void;
+  /**
+   * Stop sending once aborted (Ctrl-C): a job being sent is finished and recorded, the jobs not
+   * yet sent leave no record, and the result holds only the jobs that were sent (a prefix of
+   * the specs; with a backend's `submitMany`, all of them or none).
+   */
+  signal?: AbortSignal;
 }
 
 export function sha256(text: string): string {
@@ -74,6 +80,7 @@ export async function submitJobs(
   const backendContext = await context.backendContext(profile, backend);
   const prepared: Array<{ record: JobRecord; request: SubmitRequestV1 }> = [];
   for (const spec of specs) {
+    if (options.signal?.aborted) break;
     const { record, settingsText } = newRecord(
       context,
       spec,
@@ -91,10 +98,15 @@ export async function submitJobs(
     backend,
     prepared.map((entry) => entry.request),
     backendContext,
+    options.signal,
   );
   const records: JobRecord[] = [];
   let firstError: YonderError | null = null;
   for (const [index, { record }] of prepared.entries()) {
+    if (index >= outcomes.length && options.signal?.aborted) {
+      await forgetUnsent(context, record.id, backend);
+      continue;
+    }
     const outcome = outcomes[index] ?? {
       error: new YonderError(
         'E_INTERNAL',
@@ -117,12 +129,41 @@ export async function submitJobs(
   return records;
 }
 
-/** One batch call when the backend has `submitMany` and there are several jobs, else one call each. */
+/**
+ * A job whose submit was stopped before it was sent: nothing of it exists on the target, so
+ * nothing of it stays in the ledger (a store that cannot forget records it failed, saying so).
+ */
+async function forgetUnsent(
+  context: ManagerContext,
+  id: string,
+  backend: BackendV1,
+): Promise<void> {
+  if (context.store.removeJob) {
+    await context.store.removeJob(id);
+    return;
+  }
+  await recordSubmitFailure(
+    context,
+    id,
+    new YonderError(
+      'E_SUBMIT_FAILED',
+      'The submit was interrupted before this job was sent; nothing ran.',
+    ),
+    backend,
+  );
+}
+
+/**
+ * One batch call when the backend has `submitMany` and there are several jobs, else one call
+ * each; once `signal` is aborted no further call is made (the outcomes are then fewer).
+ */
 async function askBackend(
   backend: BackendV1,
   requests: readonly SubmitRequestV1[],
   backendContext: BackendContextV1,
+  signal?: AbortSignal,
 ): Promise<readonly Outcome[]> {
+  if (signal?.aborted) return [];
   if (backend.submitMany && requests.length > 1) {
     try {
       return await backend.submitMany(requests, backendContext);
@@ -132,6 +173,7 @@ async function askBackend(
   }
   const outcomes: Outcome[] = [];
   for (const request of requests) {
+    if (signal?.aborted) break;
     try {
       outcomes.push(await backend.submit(request, backendContext));
     } catch (error) {

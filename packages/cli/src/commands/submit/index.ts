@@ -44,7 +44,9 @@ ${CONTAINER_HELP}  --no-container         run in no container, whatever the prof
                          argv (required), name, env, settings, resources (or time, cpus, memory,
                          gpus, nodes, partition, account, qos), schedulerOptions, cwd; the options
                          above are their defaults. Prints one id per line, in order; a job the
-                         target refused is named by its line on stderr (exit 1)
+                         target refused is named by its line on stderr (exit 1). Ctrl-C stops
+                         sending: the ids sent are printed, the jobs not sent leave no record,
+                         stderr says from which line on (exit 130)
   --json                 print the job as JSON (with --batch: an array, one entry per line)
   --format TEMPLATE      print the job through a template, as yonder status does ('{id} {state}')
   -q, --quiet            print the id only (the default; for workflow engines that pass -q)

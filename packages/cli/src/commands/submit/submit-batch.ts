@@ -134,9 +134,14 @@ export async function submitBatch(
   if (specs.length === 0)
     throw new UsageError(`--batch: ${file} holds no job (one JSON object a line).`);
   let jobs: JobRecord[];
+  // Ctrl-C stops sending: the jobs sent are printed, the others leave no record.
+  const interrupted = new AbortController();
+  const stop = (): void => interrupted.abort();
+  process.once('SIGINT', stop);
   try {
     jobs = await runtime().manager.submitMany(specs, {
       profile,
+      signal: interrupted.signal,
       onWarning: (message, index) =>
         io.stderr(`yonder: warning: line ${lines[index]}: ${message}\n`),
     });
@@ -155,6 +160,8 @@ export async function submitBatch(
         })),
       );
     throw error;
+  } finally {
+    process.removeListener('SIGINT', stop);
   }
   const refused = jobs.flatMap((job, index) =>
     job.state === 'failed' && job.error ? [{ line: lines[index] as number, job }] : [],
@@ -174,6 +181,13 @@ export async function submitBatch(
     io.stdout(jobs.map((job) => `${job.id}\n`).join(''));
     for (const { line, job } of refused)
       io.stderr(`yonder: line ${line}: job ${job.id} was not submitted: ${job.error?.message}\n`);
+  }
+  if (jobs.length < specs.length) {
+    const first = lines[jobs.length] as number;
+    io.stderr(
+      `yonder: interrupted: ${jobs.length} of ${specs.length} jobs were submitted${jobs.length > 0 ? (json ? ' (listed above)' : ' (their ids are above)') : ''}; the other ${specs.length - jobs.length}, from line ${first} on, were not sent and left no record.\n`,
+    );
+    return 130;
   }
   return refused.length > 0 ? 1 : 0;
 }
