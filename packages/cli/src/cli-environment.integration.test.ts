@@ -1,8 +1,17 @@
 /** What the CLI takes from its environment and command line as bytes and paths, through the real CLI: the state directory's variables (issue 24 item 4) and bytes that are not UTF-8 (item 6). */
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { requireCliBuild, runCli } from '@yonder/test-helpers';
+import {
+  CLI_BIN,
+  cliEnv,
+  collectProcess,
+  INVALID_UTF8,
+  requireCliBuild,
+  runCli,
+} from '@yonder/test-helpers';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
 let state: string;
@@ -61,4 +70,91 @@ describe('the state directory from the environment', () => {
     expect(result.code, result.stderr).toBe(0);
     expect(existsSync(join(state, 'xdg', 'yonder'))).toBe(true);
   }, 60_000);
+});
+
+/**
+ * `yonder` run by sh, whose `script` builds the bytes (Node's own arguments are text): "$Y" is
+ * the CLI (node and the built script).
+ */
+function bytesThroughShell(script: string, input?: Buffer) {
+  const child = spawn('sh', ['-c', `Y="$0 $1"; ${script}`, process.execPath, CLI_BIN], {
+    cwd: work,
+    env: cliEnv(state),
+    stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+  });
+  if (input !== undefined) child.stdin?.end(input);
+  return collectProcess(child);
+}
+
+describe('bytes that are not UTF-8', () => {
+  it('in an argument, a --cwd, an --env value or an inherited variable: refused naming it, nothing submitted', async () => {
+    const cases: Array<{ script: string; code: number; says: string }> = [
+      {
+        script: `$Y submit -- printf %s "$(printf 'A\\377B')"`,
+        code: 2,
+        says: "argument 3 of the job's command is not valid UTF-8 (bytes 41ff42)",
+      },
+      {
+        script: `$Y submit --cwd "$(printf '/tmp/\\377')" -- true`,
+        code: 2,
+        says: 'the value of --cwd is not valid UTF-8',
+      },
+      {
+        script: `$Y submit --env "X=$(printf 'A\\377B')" -- true`,
+        code: 2,
+        says: 'the value of --env is not valid UTF-8',
+      },
+      {
+        script: `BAD="$(printf 'A\\377B')" $Y submit -- true`,
+        code: 1,
+        says: 'the environment variable "BAD" is not valid UTF-8',
+      },
+    ];
+    for (const { script, code, says } of cases) {
+      const result = await bytesThroughShell(script);
+      expect(result.code, `${script}\n${result.stderr}`).toBe(code);
+      expect(result.stderr).toContain(says);
+      expect(result.stderr).not.toContain('\uFFFD');
+    }
+    // Every kind of sequence that is not UTF-8, as the job's argument.
+    for (const bytes of INVALID_UTF8) {
+      const octal = [...bytes].map((byte) => `\\${byte.toString(8).padStart(3, '0')}`).join('');
+      const result = await bytesThroughShell(`$Y submit -- printf %s "$(printf 'A${octal}B')"`);
+      expect(result.code, result.stderr).toBe(2);
+      expect(result.stderr).toContain(`(bytes 41${bytes.toString('hex')}42)`);
+    }
+    const none = await runCli(['list', '--all', '-q'], { state, cwd: work });
+    expect(none.stdout).toBe('');
+  }, 120_000);
+
+  it('in a --settings file or a batch: refused naming it; UTF-8 beyond ASCII reaches the job byte for byte', async () => {
+    const settings = join(work, 'settings.json');
+    writeFileSync(settings, Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0x22, 0x7d]));
+    const refused = await runCli(['submit', '--settings', settings, '--', 'true'], {
+      state,
+      cwd: work,
+    });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('is not valid UTF-8 text');
+    const batch = await bytesThroughShell(
+      '$Y submit --batch -',
+      Buffer.concat([
+        Buffer.from('{"argv":["printf","%s","A'),
+        Buffer.from([0xff]),
+        Buffer.from('"]}\n'),
+      ]),
+    );
+    expect(batch.code).toBe(2);
+    expect(batch.stderr).toContain('the batch on stdin is not valid UTF-8 text');
+    expect((await runCli(['list', '--all', '-q'], { state, cwd: work })).stdout).toBe('');
+    const ok = await bytesThroughShell(`$Y submit -- printf %s "$(printf 'A\\342\\202\\254B')"`);
+    expect(ok.code, ok.stderr).toBe(0);
+    const id = ok.stdout.trim();
+    expect((await runCli(['wait', id, '--timeout', '60'], { state, cwd: work })).code).toBe(0);
+    const log = spawn(process.execPath, [CLI_BIN, 'logs', id], { env: cliEnv(state) });
+    const chunks: Buffer[] = [];
+    log.stdout.on('data', (chunk: Buffer) => chunks.push(chunk));
+    await collectProcess(log);
+    expect(Buffer.concat(chunks).toString('hex')).toBe('41e282ac42');
+  }, 120_000);
 });

@@ -130,6 +130,7 @@ export {
   MAX_SECRETS_FILE_BYTES,
   MAX_SETTINGS_BYTES,
   readInputFile,
+  utf8Text,
 } from '../validation/read-input-file.js';
 export {
   checkPlainData,

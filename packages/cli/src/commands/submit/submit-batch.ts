@@ -13,6 +13,7 @@ import {
   MAX_SETTINGS_BYTES,
   parseJson,
   readInputFile,
+  utf8Text,
   validateJobSpec,
 } from '@yonder/core/backend-kit';
 import type { CommandContext } from '../../command.js';
@@ -41,7 +42,7 @@ interface BatchOptions {
 
 function readBatch(file: string, cwd: string): string {
   try {
-    if (file === '-') return readFileSync(0, 'utf8');
+    if (file === '-') return utf8Text(readFileSync(0), 'the batch on stdin');
     return readInputFile(resolve(cwd, file), MAX_BATCH_BYTES);
   } catch (error) {
     throw new UsageError(`--batch: ${(error as Error).message}`);
