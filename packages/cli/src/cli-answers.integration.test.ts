@@ -230,3 +230,31 @@ describe('submit --batch interrupted', () => {
     );
   }, 240_000);
 });
+
+describe('a stopped job', () => {
+  it('a job stopped by itself (kill -STOP) shows running (stopped) in list and status, and runs on once continued', async () => {
+    const id = (
+      await yonder(['submit', '--', 'sh', '-c', 'kill -STOP $$; echo continued'])
+    ).stdout.trim();
+    let pid = '';
+    await until(
+      async () => {
+        const status = await json(['status', id]);
+        const job = status.doc.result[0] as { nativeState: string | null; reason: string | null };
+        pid = /pid (\d+)/.exec(job.reason ?? '')?.[1] ?? '';
+        return job.nativeState === 'stopped' && pid !== '';
+      },
+      60_000,
+      'the job to be seen stopped',
+      200,
+    );
+    const list = await yonder(['list']);
+    expect(list.stdout).toMatch(new RegExp(`^${id} .* running \\(stopped\\) `, 'm'));
+    const status = await yonder(['status', id]);
+    expect(status.stdout).toMatch(/State: +running \(stopped\)/);
+    expect(status.stdout).toContain(`kill -CONT ${pid}`);
+    process.kill(Number(pid), 'SIGCONT');
+    expect((await yonder(['wait', id, '--timeout', '60'])).code).toBe(0);
+    expect((await yonder(['logs', id])).stdout).toBe('continued\n');
+  }, 120_000);
+});

@@ -47,11 +47,16 @@ function createAges(now: number): (iso: string) => string {
   };
 }
 
-/** What a table of jobs shows of each. */
+/** What a table of jobs shows of each (the native state, when known, to say a job is stopped). */
 export type TableJob = Pick<
   JobRecord,
   'id' | 'name' | 'profile' | 'state' | 'exitCode' | 'signal' | 'createdAt'
->;
+> & { readonly nativeState?: string | null };
+
+/** The state as the table shows it: a running job that is stopped says so. */
+function stateText(job: TableJob): string {
+  return job.state === 'running' && job.nativeState === 'stopped' ? 'running (stopped)' : job.state;
+}
 
 function outcome(job: TableJob): string {
   if (job.signal) return job.signal;
@@ -74,7 +79,7 @@ export function* jobTablePieces(
     if (column === 0) return job.id;
     if (column === 1) return job.name;
     if (column === 2) return job.profile;
-    if (column === 3) return job.state;
+    if (column === 3) return stateText(job);
     if (column === 4) return outcome(job);
     return ageOfJob(job.createdAt);
   };
@@ -84,7 +89,13 @@ export function* jobTablePieces(
     cell,
     {
       maxCellWidth: 40,
-      paint: (text, column) => (column === 3 ? paintState(io, text as JobState) : text),
+      paint: (text, column) => {
+        if (column !== 3) return text;
+        const at = text.indexOf(' ');
+        return at < 0
+          ? paintState(io, text as JobState)
+          : `${paintState(io, text.slice(0, at) as JobState)}${text.slice(at)}`;
+      },
     },
   );
   yield table.header;
