@@ -448,7 +448,16 @@ export class FsStore implements StoreV1 {
   async tryLease(key: string, ttlMs: number): Promise<LeaseV1 | undefined> {
     this.ledger.ensure();
     const path = this.leasePath(key);
-    const held = tryLock(path, ttlMs, { spare: `${path}.spare` });
+    let held: ReturnType<typeof tryLock>;
+    try {
+      held = tryLock(path, ttlMs, { spare: `${path}.spare` });
+    } catch (error) {
+      // A lease is how processes share a poll; one that cannot be written for lack of space
+      // (its first use on a full disk: no spare yet) is this process's own poll, not a failure.
+      const code = (error as { cause?: NodeJS.ErrnoException }).cause?.code;
+      if (code !== 'ENOSPC' && code !== 'EDQUOT') throw error;
+      return { key, lastCompletedAt: this.lastCompleted(key), release: async () => {} };
+    }
     if (!held) return undefined;
     const lastCompletedAt = this.lastCompleted(key);
     return {

@@ -184,6 +184,9 @@ enter_private() {
  * - `put NAME VALUE`: replaces NAME by a file holding VALUE: written to a temporary created under
  *   noclobber (`set -C`, so it never follows a link; a stale temporary is removed first), then
  *   renamed, so a reader never sees half. It leaves noclobber on.
+ * - `spare NAME`: sets room aside for NAME (`.NAME.spare`, 65 bytes), made while there is space;
+ *   `put_spare NAME VALUE` writes VALUE over it in place (no new space needed), cuts it to length
+ *   and renames it to NAME: what `put` falls back on when the disk is full.
  * - `clock`: sets `now` to epoch seconds, with nanoseconds when `date +%s.%N` gives them.
  */
 export const JOB_FILE_FUNCTIONS = `read_word() {
@@ -198,6 +201,17 @@ put() {
     rm -f -- ".$1.tmp" && printf '%s\\n' "$2" > ".$1.tmp" || return 1
   fi
   mv -f -- ".$1.tmp" "$1"
+}
+spare() {
+  set -C
+  { printf '%064d\\n' 0 > ".$1.spare"; } 2>/dev/null || rm -f -- ".$1.spare"
+}
+put_spare() {
+  rm -f -- ".$1.tmp"
+  [ -f ".$1.spare" ] && [ ! -L ".$1.spare" ] || return 1
+  { printf '%s\\n' "$2" 1<> ".$1.spare"; } 2>/dev/null &&
+    dd if=/dev/null of=".$1.spare" bs=1 seek=$((\${#2} + 1)) 2>/dev/null &&
+    mv -f -- ".$1.spare" "$1"
 }
 clock() {
   now=$(date +%s.%N 2>/dev/null)

@@ -10,7 +10,10 @@ import { JOB_FILE_FUNCTIONS, PRIVATE_DIRECTORY_FUNCTIONS } from './job-directory
  * (`wrapper.pid`), the job's start and end (`started-at`, `ended-at`: epoch seconds, with
  * nanoseconds where `date +%s.%N` gives them) and its exit status (`exit-code`), each written to
  * a temporary under noclobber and renamed, so a reader never sees half and no planted link is
- * followed.
+ * followed. Room for the end is set aside when the job starts (`.exit-code.spare`,
+ * `.ended-at.spare`, 65 bytes each): when the disk is full by then (the job's own log filled it,
+ * or someone else's files), the end is written over a spare in place, cut to length and renamed,
+ * so the job's true exit status survives.
  *
  * The job runs in a subshell that records its pid (`job.pid`), opens the job's variables
  * (`env.sh`) and secrets (`secrets.sh`, deleted once open) from their 0600 files, returns to the
@@ -49,6 +52,8 @@ export const JOB_WRAPPER_SCRIPT = [
   '  code=$yonder_signal',
   'else',
   'clock; put started-at "$now"',
+  // Room for the end, set aside now: a job whose log fills the disk still has its exit status.
+  'spare ended-at; spare exit-code',
   // The job's stderr is the log, but the wrapper's own is nowhere while the job runs: a shell
   // reports a job that died by a signal ("Killed", "Segmentation fault") on its stderr, and the
   // log holds only what the job wrote.
@@ -73,7 +78,8 @@ export const JOB_WRAPPER_SCRIPT = [
   'code=$?',
   'exec 2>&6 6>&-',
   'fi',
-  'clock; put ended-at "$now"',
-  'put exit-code "$code"',
+  'clock; put ended-at "$now" || put_spare ended-at "$now"',
+  'put exit-code "$code" || put_spare exit-code "$code"',
+  'rm -f -- .ended-at.spare .exit-code.spare',
   'exit "$code"',
 ].join('\n');
