@@ -74,7 +74,7 @@ export function jobScript(jobDir: string, cwd: string, argv: readonly string[]):
 
 /**
  * Submit one job with the profile's submit template, once the probe found the target usable.
- * @throws YonderError `E_SUBMIT_FAILED` when the working directory cannot be used, the submit
+ * @throws YonderError `E_SUBMIT_REFUSED` when the working directory cannot be used; `E_SUBMIT_FAILED` when the submit
  *   command failed or printed no job id (nothing is left behind on the target).
  */
 export async function commandSubmit(

@@ -13,8 +13,16 @@ if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-v' || argv[0]
   stdout.send(`${VERSION}\n`);
 } else {
   const { fixSearchPath, main } = await import('./main.js');
+  const { notUtf8 } = await import('./raw-input.js');
   fixSearchPath();
-  main(argv).then(
+  const problem = notUtf8(argv);
+  (problem === null
+    ? main(argv)
+    : Promise.resolve().then(() => {
+        process.stderr.write(`yonder: ${problem.message}\n`);
+        return problem.status;
+      })
+  ).then(
     (code) => {
       process.exitCode = stdout.closed.aborted ? SIGPIPE_STATUS : code;
     },

@@ -167,10 +167,32 @@ describe('for scripts', () => {
 
 describe('list --watch', () => {
   it('follows the listed jobs as NDJSON until every one has ended; Ctrl-C ends it with 130', async () => {
+    // The job ends only once the watch has listed it: a job that merely slept (it was `sleep 2`)
+    // could end before a busy machine had started the watch, which then listed it ended and
+    // saw no change (the test failed so, twice).
+    const gate = join(work, 'go');
     const id = (
-      await yonder(['submit', '--name', 'w;$(x)', '--', 'sh', '-c', 'sleep 2'])
+      await yonder([
+        'submit',
+        '--name',
+        'w;$(x)',
+        '--',
+        'sh',
+        '-c',
+        'while [ ! -e "$1" ]; do sleep 0.1; done',
+        'sh',
+        gate,
+      ])
     ).stdout.trim();
-    const watched = await yonder(['list', '--watch', '--json']);
+    const watching = spawnCli(['list', '--watch', '--json'], { state, cwd: work });
+    const finished = collectProcess(watching);
+    let listed = '';
+    watching.stdout?.on('data', (chunk) => {
+      listed += chunk;
+    });
+    await until(() => listed.includes('"listed"'), 60_000, 'the watch to list the job');
+    writeFileSync(gate, '');
+    const watched = await finished;
     expect(watched.code, watched.stderr).toBe(0);
     const events = watched.stdout
       .trim()
@@ -328,7 +350,7 @@ describe('profiles checked', () => {
       '3',
     ]);
     expect(local.code).toBe(1);
-    expect(local.stderr).toContain('"local" exists (the built-in one); add --force');
+    expect(local.stderr).toContain('"local" exists (the built-in one). Add --force');
     expect((await yonder(['profile', 'add', 'LOCAL', '--backend', 'local', '--force'])).code).toBe(
       0,
     );

@@ -1,4 +1,5 @@
 /** The one entry point for programs: a ready JobManager over the file ledger, with the built-in local backend, the bundled backends on demand and the plugins of the user's config. */
+import { resolve } from 'node:path';
 import type { JobManager, Registry } from '@yonder/core';
 import { createRuntime, type PluginStatus } from './runtime.js';
 
@@ -28,7 +29,8 @@ export interface Yonder {
  */
 export function createYonder(options: CreateYonderOptions = {}): Yonder {
   const env: NodeJS.ProcessEnv = { ...(options.env ?? process.env) };
-  if (options.stateDir !== undefined) env.YONDER_STATE_DIR = options.stateDir;
+  // A relative directory given here is the program's own choice: taken from its working directory.
+  if (options.stateDir !== undefined) env.YONDER_STATE_DIR = resolve(options.stateDir);
   if (options.configFile !== undefined) env.YONDER_CONFIG = options.configFile;
   const runtime = createRuntime(env);
   return {

@@ -24,6 +24,8 @@ export function issueText(issue: ValidationIssue): string {
 /** What the CLI adds to an error's message: what to type next, from the error's code and data. */
 function hint(error: YonderError): string | undefined {
   const { data } = error;
+  if (error.code === 'E_PROFILE_EXISTS' && typeof data.profile === 'string')
+    return `Add --force to replace it, or change it with: yonder profile edit ${data.profile}`;
   if (error.code === 'E_NO_SUCH_PROFILE' && typeof data.profile === 'string')
     return `Create one with: yonder profile add ${data.profile} --backend BACKEND`;
   if (CorruptRecordError.isInstance(error) && /\/profiles\/[^/]+\.json$/.test(error.path))

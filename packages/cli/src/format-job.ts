@@ -22,32 +22,44 @@ function mapping(text: string | undefined, placeholder: string): Map<string, str
   return pairs;
 }
 
-/** The fields a template may name: those of a job's JSON record (`yonder status ID --json`). */
-const FIELDS = [
-  'id',
-  'name',
-  'profile',
-  'backend',
-  'target',
-  'state',
-  'nativeState',
-  'exitCode',
-  'signal',
-  'reason',
-  'failureKind',
-  'externalId',
-  'createdAt',
-  'updatedAt',
-  'finishedAt',
-  'startedAt',
-  'error',
-  'cancel',
-  'spec',
-  'data',
-  'history',
-  'profileSnapshot',
-  'after',
-] as const;
+/** What `jobJson` leaves out of a record (see `listedJob`). */
+type Internal = 'revision' | 'submitter' | 'misses' | 'logTail';
+
+/**
+ * The fields a template may name: every field of a job's JSON record (`yonder status ID
+ * --json`). Typed over the record, so a field added to it cannot be missing here.
+ */
+const FIELD_SET: Record<Exclude<keyof JobRecord, Internal>, true> = {
+  id: true,
+  name: true,
+  profile: true,
+  backend: true,
+  target: true,
+  state: true,
+  nativeState: true,
+  exitCode: true,
+  signal: true,
+  reason: true,
+  failureKind: true,
+  externalId: true,
+  createdAt: true,
+  updatedAt: true,
+  submittedAt: true,
+  startedAt: true,
+  finishedAt: true,
+  noticedAt: true,
+  error: true,
+  history: true,
+  cancel: true,
+  absentSince: true,
+  pendingSince: true,
+  spec: true,
+  containerImage: true,
+  profileSnapshot: true,
+  data: true,
+  after: true,
+};
+const FIELDS = Object.keys(FIELD_SET);
 
 /**
  * Check a template once, before any job is shown: every placeholder names a field of the
@@ -57,7 +69,7 @@ export function checkFormat(template: string): void {
   for (const match of template.matchAll(PLACEHOLDER)) {
     mapping(match[2], match[0].slice(1, -1));
     const head = (match[1] as string).split('.')[0] as string;
-    if (!(FIELDS as readonly string[]).includes(head))
+    if (!Object.hasOwn(FIELD_SET, head))
       throw new UsageError(
         `--format: {${match[1]}} is not a field of a job; use one of ${FIELDS.map((f) => `{${f}}`).join(' ')}.`,
       );

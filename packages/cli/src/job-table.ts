@@ -48,18 +48,20 @@ function createAges(now: number): (iso: string) => string {
   };
 }
 
-/** What a table of jobs shows of each. */
+/** What a table of jobs shows of each (the native state, when known, to say a job is stopped). */
 export type TableJob = Pick<
   JobRecord,
   'id' | 'name' | 'profile' | 'state' | 'exitCode' | 'signal' | 'createdAt'
 > &
   Partial<Pick<JobRecord, 'nativeState' | 'submittedAt' | 'after'>>;
 
-/** The STATE cell: `waiting` for a job yonder holds back for its parents, else its state. */
+/**
+ * The STATE cell: `waiting` for a job yonder holds back for its parents; a running job that is
+ * stopped says so; else its state.
+ */
 function stateCell(job: TableJob): string {
-  return 'after' in job && isWaiting(job as Parameters<typeof isWaiting>[0])
-    ? 'waiting'
-    : job.state;
+  if ('after' in job && isWaiting(job as Parameters<typeof isWaiting>[0])) return 'waiting';
+  return job.state === 'running' && job.nativeState === 'stopped' ? 'running (stopped)' : job.state;
 }
 
 function outcome(job: TableJob): string {
@@ -93,7 +95,13 @@ export function* jobTablePieces(
     cell,
     {
       maxCellWidth: 40,
-      paint: (text, column) => (column === 3 ? paintState(io, text as JobState | 'waiting') : text),
+      paint: (text, column) => {
+        if (column !== 3) return text;
+        const at = text.indexOf(' ');
+        return at < 0
+          ? paintState(io, text as JobState | 'waiting')
+          : `${paintState(io, text.slice(0, at) as JobState)}${text.slice(at)}`;
+      },
     },
   );
   yield table.header;

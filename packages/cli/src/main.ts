@@ -1,4 +1,4 @@
-import { toYonderError, YonderError } from '@yonder/core';
+import { toYonderError, ValidationError, YonderError } from '@yonder/core';
 import { withFixedSearchPath } from '@yonder/core/backend-kit';
 import { closest } from './args.js';
 import type { Command, CommandContext } from './command.js';
@@ -48,7 +48,7 @@ $YONDER_STORE (or the config's "store") names a PostgreSQL team ledger instead (
 
 Exit status: 0 success; 1 failure; 2 usage error; wait: the job's exit code when one job failed, 124 on timeout,
 69 when a target stayed unreachable for --give-up-after;
-130 after Ctrl-C (logs --follow); 141 when stdout was closed early (yonder list | head -1), quietly.
+130 after Ctrl-C (logs --follow, list --watch, wait); 141 when stdout was closed early (yonder list | head -1), quietly.
 `;
 
 export const COMMANDS: Record<string, () => Promise<{ run: Command }>> = {
@@ -141,7 +141,14 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
     // stdout's reader went away: whatever failed after that, end quietly, as coreutils do.
     if (io.closed?.aborted) return SIGPIPE_STATUS;
     const error = toYonderError(thrown);
-    if (json) io.stdout(errorEnvelope(error.code, errorText(error)));
+    if (json)
+      io.stdout(
+        errorEnvelope(
+          error.code,
+          errorText(error),
+          ValidationError.isInstance(error) ? error.issues : undefined,
+        ),
+      );
     else {
       // A message may hold what the user typed or a record held (an id, a name): never raw
       // control characters on the terminal.

@@ -20,6 +20,10 @@ export interface Io {
   color: boolean;
   /** Whether stdout is a terminal (a live view redraws in place only there). */
   terminal?: boolean;
+  /** Whether stderr is a terminal (progress lines rewritten in place only there). */
+  stderrTerminal?: boolean;
+  /** The terminal's height in rows now, when stdout is one (a live view never draws more). */
+  rows?: () => number | undefined;
   env: NodeJS.ProcessEnv;
   cwd: string;
 }
@@ -32,6 +36,8 @@ export function defaultIo(): Io {
     write: (data) => stdout.write(data),
     closed: stdout.closed,
     terminal: Boolean(process.stdout.isTTY),
+    stderrTerminal: Boolean(process.stderr.isTTY),
+    rows: () => process.stdout.rows,
     color:
       Boolean(process.stdout.isTTY) && !('NO_COLOR' in process.env) && process.env.TERM !== 'dumb',
     env: process.env,
@@ -55,19 +61,35 @@ export function paintState(io: Io, state: JobState | 'waiting'): string {
   return io.color ? `\u001b[${CODES[state]}m${state}\u001b[0m` : state;
 }
 
-/** One warning per target whose jobs could not be polled (stderr): the target, its jobs, the error. */
+/**
+ * The warning for a target whose jobs could not be polled: the profiles the user named first,
+ * then how many jobs, the target (yonder's key for it) and the error.
+ */
+export function unreachableText(failure: {
+  target: string;
+  profiles: readonly string[];
+  jobs: readonly string[];
+  error: { code: string; message: string };
+  since?: string;
+}): string {
+  const { target, profiles, jobs, error } = failure;
+  const named = profiles.map((profile) => JSON.stringify(profile)).join(', ');
+  return escapeControlCharacters(
+    `yonder: warning: cannot poll profile${profiles.length > 1 ? 's' : ''} ${named} (${jobs.length} job${jobs.length > 1 ? 's' : ''}) at ${target}${failure.since ? ` since ${failure.since}` : ''}: ${error.code}: ${error.message}`,
+  );
+}
+
+/** One warning per target whose jobs could not be polled (stderr): its profiles, its jobs, the error. */
 export function warnUnreachable(
   io: Io,
   targets: ReadonlyArray<{
     target: string;
+    profiles: string[];
     jobs: string[];
     error: { code: string; message: string };
   }>,
 ): void {
-  for (const { target, jobs, error } of targets)
-    io.stderr(
-      `yonder: warning: cannot poll ${escapeControlCharacters(target)} (${jobs.length} job${jobs.length > 1 ? 's' : ''}): ${error.code}: ${escapeControlCharacters(error.message)}\n`,
-    );
+  for (const failure of targets) io.stderr(`${unreachableText(failure)}\n`);
 }
 
 /** The one JSON document a `--json` command prints. */
@@ -75,8 +97,20 @@ export function envelope(result: unknown): string {
   return `${JSON.stringify({ ok: true, result })}\n`;
 }
 
-export function errorEnvelope(code: string, message: string): string {
-  return `${JSON.stringify({ ok: false, error: { code, message } })}\n`;
+/**
+ * The JSON document of a failed `--json` command: the error's code and message, and for invalid
+ * input each issue as `{ path, message }` (path: the field, dotted) for a program to show beside
+ * its field.
+ */
+export function errorEnvelope(
+  code: string,
+  message: string,
+  issues?: ReadonlyArray<{ path: string; message: string }>,
+): string {
+  const error = issues
+    ? { code, message, issues: issues.map(({ path, message }) => ({ path, message })) }
+    : { code, message };
+  return `${JSON.stringify({ ok: false, error })}\n`;
 }
 
 /** A job for JSON output: the ledger record without internal bookkeeping (nor the kept log tail). */

@@ -14,6 +14,7 @@ import type {
   StoreV1,
 } from '@yonder/core';
 import { YonderError } from '@yonder/core';
+import type { SaveProfileOptionsV1 } from '@yonder/core/backend-kit';
 import { createFsStore } from '@yonder/store-fs';
 import type { PostgresStore } from '@yonder/store-postgres';
 import { readConfig } from './plugins/config.js';
@@ -121,7 +122,7 @@ class LazyPostgresStore implements StoreV1 {
     return this.store;
   }
 
-  async saveProfile(profile: Profile, options?: { exclusive?: boolean }): Promise<void> {
+  async saveProfile(profile: Profile, options?: SaveProfileOptionsV1): Promise<void> {
     return (await this.open()).saveProfile(profile, options);
   }
   async getProfile(name: string): Promise<Profile | undefined> {

@@ -20,10 +20,11 @@ import {
   type ListingOptionsV1,
   type ListingV1,
   parseJson,
-  profileExistsError,
+  profileExists,
   readPrivateFile,
   removePrivateFile,
   reserveSpareFile,
+  type SaveProfileOptionsV1,
   touchPrivateFile,
   validateProfileFields,
   writePrivateFileAtomic,
@@ -99,7 +100,7 @@ export class FsStore implements StoreV1 {
 
   // ------------------------------------------------------------- profiles
 
-  async saveProfile(profile: Profile, options: { exclusive?: boolean } = {}): Promise<void> {
+  async saveProfile(profile: Profile, options: SaveProfileOptionsV1 = {}): Promise<void> {
     assertValid(
       'E_INVALID_PROFILE',
       `Profile "${String(profile?.name)}" is invalid`,
@@ -109,12 +110,12 @@ export class FsStore implements StoreV1 {
     const path = this.profilePath(profile.name);
     const text = `${JSON.stringify(profile, null, 2)}\n`;
     try {
-      // Exclusive: created by link(), which fails when the name exists, so one of several wins.
-      if (options.exclusive) createPrivateFile(path, text);
+      // A create is a link of the finished file into place: of several at once, one wins.
+      if (options.create) createPrivateFile(path, text);
       else writePrivateFileAtomic(path, text);
     } catch (error) {
-      if (options.exclusive && (error as NodeJS.ErrnoException).code === 'EEXIST')
-        throw profileExistsError(profile.name);
+      if (options.create && (error as NodeJS.ErrnoException).code === 'EEXIST')
+        throw profileExists(profile.name, error);
       throw storeError('write', path, error);
     }
   }

@@ -12,7 +12,12 @@ import {
   type StoreV1,
   YonderError,
 } from '@yonder/core';
-import { assertValid, profileExistsError, validateProfileFields } from '@yonder/core/backend-kit';
+import {
+  assertValid,
+  profileExists,
+  type SaveProfileOptionsV1,
+  validateProfileFields,
+} from '@yonder/core/backend-kit';
 import pg from 'pg';
 import { connectionError, type LedgerAddress, parseLedgerUrl } from './connection.js';
 import { type MigrationResult, migrate, readSchema, schemaError, usable } from './migrate.js';
@@ -227,7 +232,7 @@ export class PostgresStore implements StoreV1 {
 
   // ------------------------------------------------------------- profiles
 
-  async saveProfile(profile: Profile, options: { exclusive?: boolean } = {}): Promise<void> {
+  async saveProfile(profile: Profile, options: SaveProfileOptionsV1 = {}): Promise<void> {
     assertValid(
       'E_INVALID_PROFILE',
       `Profile "${String(profile?.name)}" is invalid`,
@@ -236,11 +241,11 @@ export class PostgresStore implements StoreV1 {
     const saved = await this.withClient((client) =>
       client.query(
         `INSERT INTO yonder.profiles (name_key, body) VALUES ($1, $2)
-         ON CONFLICT (owner_role, name_key) DO ${options.exclusive ? 'NOTHING' : 'UPDATE SET body = excluded.body'}`,
+         ON CONFLICT (owner_role, name_key) DO ${options.create ? 'NOTHING' : 'UPDATE SET body = excluded.body'}`,
         [profile.name.toLowerCase(), JSON.stringify(profile)],
       ),
     );
-    if ((saved.rowCount ?? 0) === 0) throw profileExistsError(profile.name);
+    if ((saved.rowCount ?? 0) === 0) throw profileExists(profile.name);
   }
 
   async getProfile(name: string): Promise<Profile | undefined> {

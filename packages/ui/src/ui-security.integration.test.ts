@@ -208,8 +208,10 @@ describe('yonder ui options', () => {
       expect(fixed.token).not.toBe(ui.token);
       // Taken: a second server on the same port says so.
       const clash = await runCli(['ui', '--no-open', '--port', String(port)], { state });
-      expect(clash.code).toBe(2);
+      // A runtime failure, not a usage error: the command line was right.
+      expect(clash.code).toBe(1);
       expect(clash.stderr).toContain(`Could not listen on 127.0.0.1:${port}`);
+      expect(clash.stderr).not.toContain('yonder --help');
     } finally {
       expect(await fixed.stop()).toBe(0);
     }

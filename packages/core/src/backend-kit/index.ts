@@ -19,6 +19,7 @@ export {
   CONTAINER_LAUNCH_SCRIPT,
 } from '../container/container-scripts.js';
 export type { PluginKind } from '../errors/no-such-plugin-error.js';
+export { profileExists } from '../errors/profile-exists.js';
 export { assertValid } from '../errors/validation-error.js';
 export {
   createJobDirectory,
@@ -83,7 +84,12 @@ export {
 } from '../spec/container.js';
 export type { DependencyCondition, JobDependency, ProcessIdentity } from '../spec/job.js';
 // The optional `listing()` of a store (a large history read fast), for store authors.
-export type { ListingEntryV1, ListingOptionsV1, ListingV1 } from '../spec/store/v1/store-v1.js';
+export type {
+  ListingEntryV1,
+  ListingOptionsV1,
+  ListingV1,
+  SaveProfileOptionsV1,
+} from '../spec/store/v1/store-v1.js';
 export {
   isActive,
   isJobState,
@@ -97,7 +103,6 @@ export {
   type StateDialect,
 } from '../state/normalise-state.js';
 export { listedJob } from '../store/listed-job.js';
-export { profileExistsError } from '../store/profile-exists.js';
 export {
   checkTemplate,
   type ParsedTemplate,
@@ -147,6 +152,7 @@ export {
   MAX_SECRETS_FILE_BYTES,
   MAX_SETTINGS_BYTES,
   readInputFile,
+  utf8Text,
 } from '../validation/read-input-file.js';
 export {
   checkPlainData,

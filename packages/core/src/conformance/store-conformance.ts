@@ -116,29 +116,34 @@ export function storeConformance(
   );
 
   test(
-    'store: of several exclusive saves of one name at once, exactly one succeeds',
+    'store: a create of a profile is refused when one of its name exists; of several at once, exactly one succeeds',
     withStore(async (store) => {
+      await store.saveProfile({ name: 'Gpu', backend: 'slurm' }, { create: true });
+      await rejects(
+        store.saveProfile({ name: 'gpu', backend: 'local' }, { create: true }),
+        'E_PROFILE_EXISTS',
+        'creating a profile whose name (any case) exists',
+      );
+      check(
+        (await store.getProfile('gpu'))?.backend === 'slurm',
+        'a refused create leaves the profile as it was',
+      );
       const outcomes = await Promise.allSettled(
         Array.from({ length: 8 }, (_, n) =>
           store.saveProfile(
             { name: n % 2 ? 'Lab' : 'lab', backend: 'slurm', workdir: `/scratch/${n}` },
-            { exclusive: true },
+            { create: true },
           ),
         ),
       );
       const saved = outcomes.filter((outcome) => outcome.status === 'fulfilled');
-      check(saved.length === 1, `exactly one exclusive save succeeds, ${saved.length} did`);
+      check(saved.length === 1, `exactly one of 8 creates at once succeeds, ${saved.length} did`);
       for (const outcome of outcomes)
         if (outcome.status === 'rejected')
           check(
             (outcome.reason as { code?: unknown })?.code === 'E_PROFILE_EXISTS',
             'the others fail with E_PROFILE_EXISTS',
           );
-      await rejects(
-        store.saveProfile({ name: 'LAB', backend: 'slurm' }, { exclusive: true }),
-        'E_PROFILE_EXISTS',
-        'an exclusive save of an existing name',
-      );
       await store.saveProfile({ name: 'LAB', backend: 'slurm', workdir: '/x' });
       check((await store.getProfile('lab'))?.workdir === '/x', 'a plain save still replaces');
     }),

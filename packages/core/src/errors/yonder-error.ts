@@ -50,6 +50,8 @@ export type YonderErrorCode =
   | 'E_TARGET_UNREACHABLE'
   /** The editor a front end started for the user failed. */
   | 'E_EDITOR_FAILED'
+  /** A server a front end starts (the web view) could not listen on its port (taken, not allowed). */
+  | 'E_LISTEN_FAILED'
   | 'E_USAGE'
   | 'E_INTERNAL';
 

@@ -243,7 +243,9 @@ export class JobManager {
   /**
    * Submit several jobs through one profile. Backends that can (`submitMany`) start them in one
    * round trip to the target. Every job is in the ledger before the backend is asked; a job
-   * the target refused comes back `failed` with its error, the others are submitted.
+   * the target refused comes back `failed` with its error, the others are submitted. Once
+   * `options.signal` is aborted nothing more is sent: the result holds the jobs sent, and the
+   * others leave no record.
    * @throws ValidationError `E_INVALID_JOB_SPEC` (paths start with the job's index) before anything is submitted.
    */
   submitMany(specs: readonly JobSpec[], options: SubmitOptions = {}): Promise<JobRecord[]> {

@@ -62,9 +62,9 @@ async function transportIssues(
 }
 
 /**
- * Validate and save a profile (with `exclusive`, only when none of its name exists).
- * @throws ValidationError `E_INVALID_PROFILE` listing every problem; YonderError
- * `E_PROFILE_EXISTS` with `exclusive` when one of its name exists.
+ * Validate and save a profile (with `create`, only if none of its name exists).
+ * @throws ValidationError `E_INVALID_PROFILE` listing every problem.
+ * @throws YonderError `E_PROFILE_EXISTS` with `create` when one of its name exists.
  */
 export async function saveProfile(
   context: ManagerContext,

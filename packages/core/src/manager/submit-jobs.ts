@@ -42,6 +42,12 @@ export interface SubmitOptions {
    * file's line numbers); default its position, from 1.
    */
   numbers?: readonly number[];
+  /**
+   * Stop sending once aborted (Ctrl-C): a job being sent is finished and recorded, the jobs not
+   * yet sent leave no record, and the result holds only the jobs that were sent (a prefix of
+   * the specs; with a backend's `submitMany`, all of them or none).
+   */
+  signal?: AbortSignal;
 }
 
 export function sha256(text: string): string {
@@ -119,9 +125,19 @@ export async function submitJobs(
     backend,
     backendContext,
     prepared.filter(({ record }) => !held.has(record.id)),
+    options.signal,
   );
-  if (held.size > 0) await settleWaitingJobs(context, (jobs) => releaseHeldJobs(context, jobs));
   const byId = new Map(sent.map((record) => [record.id, record]));
+  if (options.signal?.aborted) {
+    // Interrupted (Ctrl-C): the jobs before the first one not sent stand; that one and every
+    // later one, held ones too (none of them was sent), leave no record.
+    const cut = prepared.findIndex(({ record }) => !byId.has(record.id) && !held.has(record.id));
+    if (cut >= 0) {
+      for (const { record } of prepared.slice(cut)) await forgetUnsent(context, record.id, backend);
+      prepared.splice(cut);
+    }
+  }
+  if (held.size > 0) await settleWaitingJobs(context, (jobs) => releaseHeldJobs(context, jobs));
   const records: JobRecord[] = [];
   for (const { record } of prepared)
     records.push(
@@ -139,16 +155,20 @@ async function sendSubmits(
   backend: BackendV1,
   backendContext: BackendContextV1,
   prepared: ReadonlyArray<{ record: JobRecord; request: SubmitRequestV1 }>,
+  signal?: AbortSignal,
 ): Promise<{ records: JobRecord[]; firstError: YonderError | null }> {
   if (prepared.length === 0) return { records: [], firstError: null };
   const outcomes = await askBackend(
     backend,
     prepared.map((entry) => entry.request),
     backendContext,
+    signal,
   );
   const records: JobRecord[] = [];
   let firstError: YonderError | null = null;
   for (const [index, { record }] of prepared.entries()) {
+    // Not sent, the submit being interrupted: the caller forgets it.
+    if (index >= outcomes.length && signal?.aborted) continue;
     const outcome = outcomes[index] ?? {
       error: new YonderError(
         'E_INTERNAL',
@@ -215,12 +235,41 @@ export async function releaseHeldJobs(
   }
 }
 
-/** One batch call when the backend has `submitMany` and there are several jobs, else one call each. */
+/**
+ * A job whose submit was stopped before it was sent: nothing of it exists on the target, so
+ * nothing of it stays in the ledger (a store that cannot forget records it failed, saying so).
+ */
+async function forgetUnsent(
+  context: ManagerContext,
+  id: string,
+  backend: BackendV1,
+): Promise<void> {
+  if (context.store.removeJob) {
+    await context.store.removeJob(id);
+    return;
+  }
+  await recordSubmitFailure(
+    context,
+    id,
+    new YonderError(
+      'E_SUBMIT_FAILED',
+      'The submit was interrupted before this job was sent; nothing ran.',
+    ),
+    backend,
+  );
+}
+
+/**
+ * One batch call when the backend has `submitMany` and there are several jobs, else one call
+ * each; once `signal` is aborted no further call is made (the outcomes are then fewer).
+ */
 async function askBackend(
   backend: BackendV1,
   requests: readonly SubmitRequestV1[],
   backendContext: BackendContextV1,
+  signal?: AbortSignal,
 ): Promise<readonly Outcome[]> {
+  if (signal?.aborted) return [];
   if (backend.submitMany && requests.length > 1) {
     try {
       return await backend.submitMany(requests, backendContext);
@@ -230,6 +279,7 @@ async function askBackend(
   }
   const outcomes: Outcome[] = [];
   for (const request of requests) {
+    if (signal?.aborted) break;
     try {
       outcomes.push(await backend.submit(request, backendContext));
     } catch (error) {

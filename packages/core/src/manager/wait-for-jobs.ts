@@ -30,6 +30,8 @@ export interface TargetFailure {
   since: string;
   /** The jobs waiting on it. */
   jobs: string[];
+  /** The profiles of those jobs (what the user named; the target key is yonder's own). */
+  profiles: string[];
 }
 
 /** The targets of active jobs whose last poll failed, with their jobs and error. */
@@ -45,8 +47,10 @@ export function failingTargets(
       backend: job.backend,
       error: job.error,
       jobs: [],
+      profiles: [],
     };
     entry.jobs.push(job.id);
+    if (!entry.profiles.includes(job.profile)) entry.profiles.push(job.profile);
     out.set(key, entry);
   }
   return out;

@@ -10,7 +10,10 @@ import { JOB_FILE_FUNCTIONS, PRIVATE_DIRECTORY_FUNCTIONS } from './job-directory
  * (`wrapper.pid`), the job's start and end (`started-at`, `ended-at`: epoch seconds, with
  * nanoseconds where `date +%s.%N` gives them) and its exit status (`exit-code`), each written to
  * a temporary under noclobber and renamed, so a reader never sees half and no planted link is
- * followed.
+ * followed. Room for the end is set aside when the job starts (`.exit-code.spare`,
+ * `.ended-at.spare`, 64 newlines each): when the disk is full by then (the job's own log filled
+ * it, or someone else's files), the end is written over a spare in place and renamed (readers
+ * take its first line), so the job's true exit status survives.
  *
  * The job runs in a subshell that records its pid (`job.pid`), opens the job's variables
  * (`env.sh`) and secrets (`secrets.sh`, deleted once open) from their 0600 files, returns to the

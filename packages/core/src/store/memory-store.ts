@@ -1,3 +1,4 @@
+import { profileExists } from '../errors/profile-exists.js';
 import { assertValid } from '../errors/validation-error.js';
 import { YonderError } from '../errors/yonder-error.js';
 import type { JobRecord } from '../spec/job.js';
@@ -5,7 +6,6 @@ import type { Profile } from '../spec/profile.js';
 import type { LeaseV1, ListJobsResultV1, StoreV1 } from '../spec/store/v1/store-v1.js';
 import { isTerminal } from '../state/job-states.js';
 import { validateProfileFields } from '../validation/profile-schema.js';
-import { profileExistsError } from './profile-exists.js';
 
 const clone = <T>(value: T): T => structuredClone(value);
 
@@ -31,8 +31,8 @@ export function createMemoryStore(): StoreV1 {
         `Profile "${String(profile?.name)}" is invalid`,
         validateProfileFields(profile),
       );
-      if (options.exclusive && profiles.has(profile.name.toLowerCase()))
-        throw profileExistsError(profile.name);
+      if (options.create && profiles.has(profile.name.toLowerCase()))
+        throw profileExists(profile.name);
       profiles.set(profile.name.toLowerCase(), clone(profile));
     },
     async getProfile(name) {

@@ -35,7 +35,7 @@ describe('parseOptions', () => {
     expect(error.message).toMatch(/^Profile "q" has invalid options for the pbs transport:\n {2}/);
     expect(error.issues).toEqual([
       { path: 'transportOptions.queue', message: 'expected required property' },
-      { path: 'transportOptions.colour', message: 'unknown fields (unexpected property)' },
+      { path: 'transportOptions.colour', message: 'unknown field (known fields: queue, slots)' },
       { path: 'transportOptions.queue', message: 'expected string' },
       { path: 'transportOptions.slots', message: 'expected integer to be greater or equal to 1' },
     ]);

@@ -183,10 +183,14 @@ export function checkSchema(schema: TSchema, value: unknown, prefix = ''): Valid
   for (const error of Value.Errors(schema, value)) {
     const path = pointerToPath(error.path, prefix);
     if (error.type === ValueErrorType.ObjectAdditionalProperties) {
-      const extra = Object.keys((error.value as object) ?? {});
+      // The path names the one unknown field; the message lists those that are known.
+      const known = Object.keys((error.schema as { properties?: object }).properties ?? {});
       issues.push({
         path,
-        message: `unknown field${extra.length > 1 ? 's' : ''} (${error.message.toLowerCase()})`,
+        message:
+          known.length > 0
+            ? `unknown field (known fields: ${known.join(', ')})`
+            : `unknown field (${error.message.toLowerCase()})`,
       });
       continue;
     }

@@ -1,4 +1,5 @@
 /** Files a user hands yonder (`--settings`, `--secrets-file`): regular files under a stated size, read without hanging. */
+import { isUtf8 } from 'node:buffer';
 import { closeSync, constants, fstatSync, openSync } from 'node:fs';
 import { YonderError } from '../errors/yonder-error.js';
 import { readAtMost } from '../trust/private-files.js';
@@ -23,6 +24,19 @@ function describeSize(bytes: number): string {
  * read whole. The messages name the file, never its content.
  * @throws YonderError `E_UNSAFE_VALUE`.
  */
+/**
+ * Bytes as UTF-8 text, or an `E_UNSAFE_VALUE` error naming `what`: never text with U+FFFD in
+ * place of bytes that were not UTF-8.
+ */
+export function utf8Text(bytes: Buffer, what: string): string {
+  if (!isUtf8(bytes))
+    throw new YonderError(
+      'E_UNSAFE_VALUE',
+      `${what} is not valid UTF-8 text; yonder would change the bytes that are not. Give it as UTF-8.`,
+    );
+  return bytes.toString('utf8');
+}
+
 export function readInputFile(path: string, maxBytes: number): string {
   let fd: number;
   try {
@@ -54,7 +68,7 @@ export function readInputFile(path: string, maxBytes: number): string {
     if (info.size > maxBytes) throw tooLarge;
     const bytes = readAtMost(fd, maxBytes);
     if (bytes === null) throw tooLarge;
-    return bytes.toString('utf8');
+    return utf8Text(bytes, path);
   } finally {
     closeSync(fd);
   }

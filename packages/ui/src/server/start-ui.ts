@@ -80,9 +80,12 @@ export async function startUi(options: StartUiOptions): Promise<UiServer> {
     started.once('error', (error) => {
       hub.close();
       reject(
-        new YonderError('E_USAGE', `Could not listen on 127.0.0.1:${port}: ${error.message}`, {
-          cause: error,
-        }),
+        // Not a usage error: the command line was right, the port is not to be had now.
+        new YonderError(
+          'E_LISTEN_FAILED',
+          `Could not listen on 127.0.0.1:${port}: ${error.message}${port === 0 ? '' : '; choose another port, or none for a free one'}`,
+          { cause: error },
+        ),
       );
     });
   });

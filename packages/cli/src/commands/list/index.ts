@@ -32,8 +32,10 @@ List active jobs and the 20 most recent ones, newest first, after one batched re
   --format TEMPLATE   one line per job: {field} placeholders over the JSON record, e.g. '{id} {state}'
   -q, --quiet    the ids only, one per line
   -w, --watch    follow the listed jobs (and those submitted meanwhile) until every one has ended
-                 or Ctrl-C: a table redrawn in place on a terminal, one "ID STATE" line per change
-                 otherwise, NDJSON events ({"type","job"}) with --json
+                 or Ctrl-C: on a terminal the list redrawn in place, newest first, cut to the
+                 terminal's height; otherwise one "ID STATE" line per change (the id with -q,
+                 the template with --format); NDJSON events ({"type","job"}) with --json.
+                 --state, --profile, --since and --limit choose the jobs as for list
 `;
 
 export const run: Command = async (argv, context) => {
@@ -63,6 +65,8 @@ export const run: Command = async (argv, context) => {
   if (positionals.length > 0) throw new UsageError(`Unexpected argument "${positionals[0]}".`);
   const states = (values.state as string[] | undefined)
     ?.flatMap((s) => s.split(','))
+    // As --profile: RUNNING and running are the same state.
+    .map((word) => word.toLowerCase())
     .map((state) => {
       if (!isJobState(state)) {
         throw new UsageError(
@@ -90,11 +94,11 @@ export const run: Command = async (argv, context) => {
     ...optional('since', sinceOption(values.since)),
     ...optional('limit', limitOption(values.limit)),
   };
-  if (values.watch) return watchList(context, options, Boolean(values.json), io.terminal ?? false);
   const shape: ListShape =
     format !== undefined
       ? { kind: 'format', format }
       : { kind: values.quiet ? 'quiet' : values.json ? 'json' : 'table' };
+  if (values.watch) return watchList(context, selection, shape);
   if (options.all && owner === undefined && runtime().manager.store.listing)
     return listAll(context, selection, shape);
   const listed = await runtime().manager.list(options);

@@ -1,5 +1,6 @@
 /** `yonder logs`: a job's output byte for byte, its last lines or bytes or all of it, or followed until the job ends. */
 import { type JobManager, toYonderError } from '@yonder/core';
+import { isTerminal } from '@yonder/core/backend-kit';
 import { integerOption, parse } from '../../args.js';
 import type { Command } from '../../command.js';
 import type { Io } from '../../output.js';
@@ -16,8 +17,9 @@ import {
 
 const HELP = `Usage: yonder logs JOB [-n N | -c N | --all] [-f] [--json]
 
-Print the job's output exactly as the job wrote it (bytes, whatever their encoding): its last
-10 lines unless told otherwise.
+Print the job's output exactly as the job wrote it (bytes, whatever their encoding): all of it
+for a job that has ended, as docker and kubectl print a log; the last 10 lines of a job still
+running (stderr says so when there is more, and how to see it); or what the options ask for.
 
   -n, --lines N   the last N lines (a last line without a newline counts), however many
   -c, --bytes N   the last N bytes
@@ -40,8 +42,16 @@ Exit status: 0; 1 when the log cannot be read or the job ran and its log is gone
 Ctrl-C; 141 when stdout closed early.
 `;
 
-/** The range and options the arguments ask for. */
-function range(values: Record<string, unknown>): Pick<LogOptions, 'lines' | 'bytes' | 'all'> {
+/** How many lines of a running job's log are shown when no range is asked for. */
+const RUNNING_TAIL = 10;
+
+/**
+ * The range the arguments ask for, or null when they ask for none (then the job decides: all of
+ * an ended job's log, the tail of a running one's).
+ */
+function range(
+  values: Record<string, unknown>,
+): Pick<LogOptions, 'lines' | 'bytes' | 'all'> | null {
   const given = ['lines', 'bytes', 'all'].filter((name) => values[name] !== undefined);
   if (given.length > 1)
     throw new UsageError(
@@ -50,7 +60,8 @@ function range(values: Record<string, unknown>): Pick<LogOptions, 'lines' | 'byt
   if (values.all) return { all: true };
   const bytes = integerOption(values.bytes, 'bytes', 0);
   if (bytes !== undefined) return { bytes };
-  return { lines: integerOption(values.lines, 'lines', 0) ?? 10 };
+  const lines = integerOption(values.lines, 'lines', 0);
+  return lines === undefined ? null : { lines };
 }
 
 /** YONDER_LOG_CHUNK_BYTES: bytes per read, a whole number of at least 1 (default: core's). */
@@ -92,12 +103,18 @@ export const run: Command = async (argv, { io, runtime }) => {
     throw new UsageError('Name one job: yonder logs JOB [-n N | -c N | --all] [-f] [--json]');
   const reference = positionals[0] as string;
   const chunkBytes = chunkSize(io.env.YONDER_LOG_CHUNK_BYTES);
+  const manager = runtime().manager;
+  const asked = range(values);
+  // Nothing asked: all of an ended job's log; the tail of a running one's (follow goes on from it).
+  const ended =
+    asked === null && !values.follow
+      ? isTerminal((await manager.status([reference], { refresh: false }))[0]?.state ?? 'unknown')
+      : false;
   const options: LogOptions = {
-    ...range(values),
+    ...(asked ?? (ended ? { all: true } : { lines: RUNNING_TAIL })),
     ...(chunkBytes === undefined ? {} : { chunkBytes }),
   };
   const output = values.json ? (values.follow ? ndjsonOutput(io) : jsonOutput(io)) : rawOutput(io);
-  const manager = runtime().manager;
   const onNotice = (text: string): void => io.stderr(`yonder: ${text}\n`);
   if (values.follow) return follow(io, manager, reference, { ...options, onNotice }, output);
   const signals = io.closed ? { signal: io.closed } : {};
@@ -113,6 +130,10 @@ export const run: Command = async (argv, { io, runtime }) => {
     throw error;
   }
   io.stderr(keptLine(result));
+  if (asked === null && !ended && !values.json && !result.kept && result.start > 0)
+    io.stderr(
+      `yonder: the last ${RUNNING_TAIL} lines of the log of job ${result.job.id}, still ${result.job.state} (bytes ${result.start}-${result.end} of ${result.size}); "yonder logs ${result.job.id} --all" prints all of it, -f follows it.\n`,
+    );
   if (!result.exists) io.stderr(`yonder: ${result.message ?? 'the log does not exist.'}\n`);
   await output.finish(result);
   return result.gone ? 1 : 0;

@@ -85,12 +85,15 @@ async function add(argv: string[], { io, runtime }: CommandContext): Promise<num
   const { manager } = runtime();
   // The built-in local profile counts as existing: replacing it is a choice, never an accident.
   const builtIn = name.toLowerCase() === 'local';
-  const exists = async (): Promise<YonderError> =>
-    new YonderError(
+  if (!values.force && builtIn && !(await manager.store.getProfile(name))) {
+    throw new YonderError(
       'E_PROFILE_EXISTS',
-      `A profile named "${name}" exists${builtIn && !(await manager.store.getProfile(name)) ? ' (the built-in one)' : ''}; add --force to replace it, or change it with: yonder profile edit ${name}`,
+      `A profile named "${name}" exists (the built-in one).`,
+      {
+        data: { profile: name },
+      },
     );
-  if (!values.force && (builtIn || (await manager.store.getProfile(name)))) throw await exists();
+  }
   const profile = await applyProfileFlags({ name, backend: String(values.backend) }, values, {
     io,
     runtime,
@@ -102,14 +105,9 @@ async function add(argv: string[], { io, runtime }: CommandContext): Promise<num
       .catch(() => undefined);
     if (backend?.capabilities.transport === 'ssh') profile.transport = defaultSshTransport(io.env);
   }
-  // Without --force the save itself is exclusive: of two adds of one name at once, one wins.
-  const saved = await manager
-    .saveProfile(profile, { exclusive: !values.force })
-    .catch(async (error: unknown) => {
-      throw YonderError.isInstance(error) && error.code === 'E_PROFILE_EXISTS'
-        ? await exists()
-        : error;
-    });
+  // Without --force the save is a create, decided by the store at once: of two `profile add`
+  // of one name at the same time, one is refused, never both saved and one lost.
+  const saved = await manager.saveProfile(profile, { create: !values.force });
   io.stdout(values.json ? envelope(saved) : `Saved profile "${saved.name}" (${saved.backend}).\n`);
   return 0;
 }
@@ -168,7 +166,7 @@ export const run: Command = async (argv, context) => {
     return sub === undefined ? 2 : 0;
   }
   if (sub === 'add') return add(rest, context);
-  if (sub === 'edit') return editProfile(rest, context, HELP);
+  if (sub === 'edit') return editProfile(rest, context);
   const { values, positionals } = parse(rest, { json: { type: 'boolean' } }, `profile ${sub}`);
   if (values.help) {
     io.stdout(HELP);

@@ -13,6 +13,15 @@ import { applyProfileFlags, PROFILE_FLAG_OPTIONS } from './profile-flags.js';
 
 const { force: _force, ...EDIT_OPTIONS } = PROFILE_FLAG_OPTIONS;
 
+const HELP = `Usage: yonder profile edit NAME [the flags of profile add except --force] [--json]
+
+Change a profile. With flags: the fields they give change and every other field is kept
+(--retention none and --no-container remove what they name). With no flags: the profile opens
+as JSON in $VISUAL, else $EDITOR, else vi. Either way the result is validated before it is
+saved; an invalid one is refused with its field and fix, the old profile kept (and an
+editor's edit left in a file it names). "yonder profile add --help" describes every flag.
+`;
+
 /** The profile as the user left it in the editor, or an error that says where their edit is. */
 function editInEditor(
   profile: Profile,
@@ -62,11 +71,10 @@ function editInEditor(
 export async function editProfile(
   argv: string[],
   { io, runtime }: CommandContext,
-  help: string,
 ): Promise<number> {
   const { values, positionals, rest } = parse(argv, EDIT_OPTIONS, 'profile edit');
   if (values.help) {
-    io.stdout(help);
+    io.stdout(HELP);
     return 0;
   }
   if (positionals.length !== 1 || rest !== null)

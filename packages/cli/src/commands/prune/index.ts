@@ -46,6 +46,7 @@ export const run: Command = async (argv, { io, runtime }) => {
   }
   const states = (values.state as string[] | undefined)
     ?.flatMap((state) => state.split(','))
+    .map((word) => word.toLowerCase())
     .map((state) => {
       if (!TERMINAL_STATES.has(state as JobState))
         throw new UsageError(

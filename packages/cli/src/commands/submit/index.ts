@@ -52,7 +52,9 @@ ${CONTAINER_HELP}  --no-container         run in no container, whatever the prof
                          of JOB[:WHEN], where #N is the job of line N); the options above are their
                          defaults; every line is in the ledger before any job is submitted. Prints
                          the id of each job submitted, in order; a job that was not is named by its
-                         line on stderr, with why (exit 1)
+                         line on stderr, with why (exit 1). Ctrl-C stops sending: the ids sent are
+                         printed, the jobs not sent leave no record, stderr says from which line on
+                         (exit 130)
   --json                 print the job as JSON (with --batch: an array, one entry per line)
   --format TEMPLATE      print the job through a template, as yonder status does ('{id} {state}')
   -q, --quiet            print the id only (the default; for workflow engines that pass -q)

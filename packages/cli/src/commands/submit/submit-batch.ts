@@ -13,6 +13,7 @@ import {
   MAX_SETTINGS_BYTES,
   parseJson,
   readInputFile,
+  utf8Text,
   validateJobSpec,
 } from '@yonder/core/backend-kit';
 import type { CommandContext } from '../../command.js';
@@ -42,7 +43,7 @@ interface BatchOptions {
 
 function readBatch(file: string, cwd: string): string {
   try {
-    if (file === '-') return readFileSync(0, 'utf8');
+    if (file === '-') return utf8Text(readFileSync(0), 'the batch on stdin');
     return readInputFile(resolve(cwd, file), MAX_BATCH_BYTES);
   } catch (error) {
     throw new UsageError(`--batch: ${(error as Error).message}`);
@@ -137,11 +138,16 @@ export async function submitBatch(
   if (specs.length === 0)
     throw new UsageError(`--batch: ${file} holds no job (one JSON object a line).`);
   let jobs: JobRecord[];
+  // Ctrl-C stops sending: the jobs sent are printed, the others leave no record.
+  const interrupted = new AbortController();
+  const stop = (): void => interrupted.abort();
+  process.once('SIGINT', stop);
   try {
     jobs = await runtime().manager.submitMany(specs, {
       profile,
       // "#N" in a line's `after` is the job of line N.
       numbers: lines,
+      signal: interrupted.signal,
       onWarning: (message, index) =>
         io.stderr(`yonder: warning: line ${lines[index]}: ${message}\n`),
     });
@@ -160,6 +166,8 @@ export async function submitBatch(
         })),
       );
     throw error;
+  } finally {
+    process.removeListener('SIGINT', stop);
   }
   // A job is submitted unless it failed at submit, or its submit got no answer (it stays
   // `submitting` with the error, and the next refresh looks for it on the target).
@@ -194,6 +202,13 @@ export async function submitBatch(
           ? `yonder: line ${line}: job ${job.id} was not submitted: ${job.error?.message}\n`
           : `yonder: line ${line}: job ${job.id} may not have been submitted (${job.error?.message}); the next status or list looks for it on the target\n`,
       );
+  }
+  if (jobs.length < specs.length) {
+    const first = lines[jobs.length] as number;
+    io.stderr(
+      `yonder: interrupted: ${jobs.length} of ${specs.length} jobs were submitted${jobs.length > 0 ? (json ? ' (listed above)' : ' (their ids are above)') : ''}; the other ${specs.length - jobs.length}, from line ${first} on, were not sent and left no record.\n`,
+    );
+    return 130;
   }
   return unsubmitted.length > 0 ? 1 : 0;
 }

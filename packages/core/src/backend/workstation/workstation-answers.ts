@@ -159,6 +159,17 @@ export function pollObservation(
       source: 'process',
     };
   }
+  if (word === 'JOBSTOPPED' && machine.boot === identity.bootId) {
+    const [started, pid] = rest;
+    return {
+      kind: 'found',
+      state: 'running',
+      nativeState: 'stopped',
+      reason: `the job's process (pid ${pid}) is stopped; it goes on once continued (kill -CONT ${pid})`,
+      source: 'process',
+      ...times(started),
+    };
+  }
   if ((word === 'RUNNING' || word === 'STOPPED') && machine.boot === identity.bootId) {
     const [started, ...survivors] = rest;
     if (survivors.length > 0) return survivedKill(survivors);

@@ -113,6 +113,8 @@ if [ -n "$crt" ]; then printf 'IMAGE %s %s\\n' "$container_id" "$container_diges
  *   not recorded);
  * - `<index> RUNNING <started> [<pid>…]`: the wrapper runs, with its recorded identity (the pids:
  *   processes of the job that outlived a cancel's SIGKILL, as that cancel recorded them);
+ * - `<index> JOBSTOPPED <started> <pid>`: the wrapper runs and the job's own process (pid) is
+ *   stopped (state T: SIGSTOP, SIGTSTP, a debugger);
  * - `<index> STOPPED <started>`: the wrapper is stopped (state T). When the job's own process
  *   has ended meanwhile, the wrapper is continued first so that it records the real exit (then
  *   the answer is EXIT);
@@ -153,6 +155,11 @@ ended() {
   read_word ended-at; ended=\${word:--}
   printf '%s EXIT %s %s %s\\n' "$i" "$code" "$started" "$ended"
 }
+job_stopped() {
+  [ "$trusted" = 1 ] && read_word job.pid && job_pid=\${word%% *} && is_job "$job_pid" "\${word#* }" || return 1
+  case $ps_state in T|t) return 0 ;; esac
+  return 1
+}
 stopped() {
   if [ "$trusted" = 1 ] && read_word job.pid && ! is_job "\${word%% *}" "\${word#* }"; then
     kill -s CONT "$2" 2>/dev/null
@@ -174,7 +181,9 @@ observe() {
   elif is_job "$2" "$3"; then
     case $ps_state in
       T|t) stopped "$@" ;;
-      *) started_word; survivors; printf '%s RUNNING %s%s\\n' "$i" "$started" "\${survived:+ $survived}" ;;
+      *) started_word; survivors
+        if [ -z "$survived" ] && job_stopped; then printf '%s JOBSTOPPED %s %s\\n' "$i" "$started" "$job_pid"
+        else printf '%s RUNNING %s%s\\n' "$i" "$started" "\${survived:+ $survived}"; fi ;;
     esac
   elif [ "$trusted" = 1 ] && read_word exit-code; then ended "$@"
   elif left_over "$4" "$2"; then left_line -

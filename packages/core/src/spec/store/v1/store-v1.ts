@@ -63,11 +63,6 @@ export interface ListingV1 {
   close(): void;
 }
 
-export interface SaveProfileOptionsV1 {
-  /** Fail with `E_PROFILE_EXISTS` when a profile of the same name (any case) exists. */
-  readonly exclusive?: boolean;
-}
-
 /** A held lease: while held, no other holder gets the same key. */
 export interface LeaseV1 {
   readonly key: string;
@@ -75,6 +70,12 @@ export interface LeaseV1 {
   readonly lastCompletedAt: string | null;
   /** Give the lease up; `completed` records that the shared work was done now. */
   release(options?: { readonly completed?: boolean }): Promise<void>;
+}
+
+/** How `saveProfile` saves. */
+export interface SaveProfileOptionsV1 {
+  /** Create only: fail with `E_PROFILE_EXISTS` when a profile of that name exists. */
+  readonly create?: boolean;
 }
 
 /**
@@ -88,11 +89,11 @@ export interface StoreV1 {
   readonly location: string;
 
   /**
-   * Save a profile, replacing one of the same name (any case) — unless `exclusive`, when one
-   * existing makes the save fail: of several exclusive saves of one name at once, exactly one
-   * succeeds. A store that ignores `exclusive` leaves the check to its caller, which races.
-   * @throws YonderError `E_INVALID_PROFILE` when the profile does not validate; `E_PROFILE_EXISTS`
-   * with `exclusive` when a profile of that name exists.
+   * Save a profile, replacing one of the same name (any case) — or, with `create`, only if
+   * none exists, decided atomically: of several concurrent creates of one name, exactly one
+   * succeeds. A store that ignores `create` leaves the check to its caller, which races.
+   * @throws YonderError `E_INVALID_PROFILE` when the profile does not validate;
+   *   `E_PROFILE_EXISTS` with `create` when a profile of that name exists.
    */
   saveProfile(profile: Profile, options?: SaveProfileOptionsV1): Promise<void>;
   /** @throws YonderError `E_CORRUPT_RECORD` when the stored profile cannot be read. */
