@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Set up the workspace and run a demo job on the built-in local backend:
-# submit, list, logs, wait and status, with the ledger in a fresh directory.
+# Set up the workspace, install `yonder` for this user (scripts/install.sh: on the PATH of every
+# new login shell), and run a demo job on the built-in local backend: submit, list, logs, wait
+# and status, with the ledger in a fresh directory.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+bash scripts/install.sh
 export YONDER_STATE_DIR="${YONDER_STATE_DIR:-$PWD/.tmp/demo-state}"
-yonder() { pnpm --silent exec yonder "$@"; }
+yonder() { "${YONDER_PREFIX:-$HOME/.local}/bin/yonder" "$@"; }
 say() { printf '\n$ %s\n' "$*" >&2; }
 
 say 'yonder submit --name demo -- sh -c "echo hello from $(hostname); sleep 2; echo done"'
@@ -20,4 +21,4 @@ yonder wait "$id"
 say "yonder status $id"
 yonder status "$id"
 echo >&2
-echo "The ledger is in $YONDER_STATE_DIR. Try: pnpm exec yonder --help" >&2
+echo "The ledger is in $YONDER_STATE_DIR. In a new login shell, try: yonder --help" >&2
