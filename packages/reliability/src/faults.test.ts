@@ -148,8 +148,10 @@ describe('faults under the state directory', () => {
     const jobDir = readJob(state, id).data.jobDir as string;
     await until(() => existsSync(join(jobDir, 'exit-code')), 10_000, 'the job to finish');
     fillDisk(disk);
-    const failed = await runCliJson(['list'], cli);
-    expect(failed.doc.error.code).toBe('E_STORE');
+    // The refresh on the full disk does not fail on the poll lease it cannot write (issue 24
+    // item 3): it polls alone, and the job's end is recorded in the room set aside for it.
+    const during = await runCliJson(['list'], cli);
+    expect(during.doc.ok, `${during.stdout}${during.stderr}`).toBe(true);
     rmSync(join(disk, 'fill'));
     const empty = lockFiles(state).filter((path) => fileSize(path) === 0);
     const next = await runCliJson(['list'], cli);
