@@ -283,7 +283,8 @@ leader_of() {
   if is_job "$1" "$2"; then leader=$1; if [ "$ps_group" = "$1" ]; then group=$1; fi; fi
 }
 terminate() {
-  if [ -n "$group" ]; then kill -s TERM -- "-$group" 2>/dev/null; ok=$?; kill -s CONT -- "-$group" 2>/dev/null
+  # A group as \`kill -TERM -PGID\`: busybox's kill takes \`--\` for a pid (and fails, having sent).
+  if [ -n "$group" ]; then kill -TERM "-$group" 2>/dev/null; ok=$?; kill -CONT "-$group" 2>/dev/null
   elif [ -n "$leader" ]; then kill -s TERM "$leader" 2>/dev/null; ok=$?; kill -s CONT "$leader" 2>/dev/null
   else ok=1; fi
   signal_targets TERM
