@@ -57,7 +57,10 @@ describe('scripts/install.sh', () => {
     expect(used.stdout).toMatch(/backend\s+slurm\s+@yonder\/backend-slurm/);
     expect(used.stdout).toContain('complete -F');
     // A job from another directory, into the default ledger of that HOME.
-    const job = login(home, 'cd /tmp && id=$(yonder submit -- echo installed) && yonder wait "$id" >/dev/null && yonder logs "$id"');
+    const job = login(
+      home,
+      'cd /tmp && id=$(yonder submit -- echo installed) && yonder wait "$id" >/dev/null && yonder logs "$id"',
+    );
     expect(job.stdout, job.stderr).toBe('installed\n');
     // Nothing of the prefix's name was run by a shell.
     expect(readdirSync(scratch)).not.toContain('pwned');
