@@ -1,5 +1,6 @@
 /** The files ssh2 reads are trusted as OpenSSH trusts them: a config or known_hosts others can write is refused, a private key others can read is not used. */
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { utils } from 'ssh2';
@@ -7,6 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { loadKnownHosts } from './known-hosts.js';
 import { readIdentities } from './ssh-authentication.js';
 import { resolveHost } from './ssh-config.js';
+import { checkSshFile } from './ssh-file-trust.js';
 
 const scratch = mkdtempSync(join(tmpdir(), 'yonder-ssh-trust-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
@@ -68,5 +70,31 @@ describe('ssh files others could change', () => {
     const identities = readIdentities(host);
     expect(identities.keys).toHaveLength(1);
     expect(identities.problems.join('\n')).toContain(`Fix: chmod 600 ${loose}`);
+  });
+});
+
+describe('ssh files that are not regular files, or missing where others could make them', () => {
+  // Found in review: a FIFO another user kept writing a ProxyCommand into was read as the
+  // profile's ssh config (ssh -F), since only regular files were checked.
+  it('a FIFO and a link to one are refused; /dev/null is read as nothing', () => {
+    const fifo = join(scratch, 'config-fifo');
+    execFileSync('mkfifo', [fifo]);
+    const link = join(scratch, 'config-link-to-fifo');
+    symlinkSync(fifo, link);
+    for (const path of [fifo, link])
+      expect(() => checkSshFile(path, 'the ssh config')).toThrow(
+        expect.objectContaining({ code: 'E_UNTRUSTED_PATH' }),
+      );
+    expect(() => checkSshFile('/dev/null', 'the known hosts file')).not.toThrow();
+  });
+
+  it('a missing file is read as missing only where no one else could make it', () => {
+    expect(() => checkSshFile(join(scratch, 'not-yet'), 'the ssh config')).not.toThrow();
+    const shared = join(scratch, 'shared-open');
+    mkdirSync(shared);
+    chmodSync(shared, 0o777);
+    expect(() => checkSshFile(join(shared, 'not-yet'), 'the ssh config')).toThrow(
+      expect.objectContaining({ code: 'E_UNTRUSTED_PATH' }),
+    );
   });
 });
