@@ -197,7 +197,7 @@ describe('profiles', () => {
     );
     expect(adds.filter((add) => add.code === 0)).toHaveLength(1);
     for (const add of adds.filter((result) => result.code !== 0))
-      expect(add.stderr).toMatch(/A profile named "(lab|Lab)" exists; add --force to replace it/);
+      expect(add.stderr).toMatch(/A profile named "(lab|Lab)" exists\. Add --force to replace it/);
   });
 });
 
