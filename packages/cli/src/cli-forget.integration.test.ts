@@ -63,6 +63,17 @@ describe('rm', () => {
     expect((await yonder(['rm', id])).code).toBe(1);
   }, 90_000);
 
+  it('forgets a job that ended since the last refresh (asks its target first, never calls it running)', async () => {
+    const id = (await yonder(['submit', '--', 'true'])).stdout.trim();
+    const [job] = (await json(['status', id, '--no-refresh'])).doc.result;
+    await until(() => existsSync(join(job.data.jobDir, 'exit-code')), 30_000, 'the job to end');
+    // Nothing has polled it since it ended: its record still says running.
+    expect((await json(['status', id, '--no-refresh'])).doc.result[0].state).toBe('running');
+    const rm = await json(['rm', id]);
+    expect(rm.code, JSON.stringify(rm.doc)).toBe(0);
+    expect(rm.doc.result).toMatchObject([{ id, state: 'succeeded', removed: true }]);
+  }, 90_000);
+
   it('refuses an active job; --force cancels it, then forgets it', async () => {
     const id = (await yonder(['submit', '--', 'sleep', '300'])).stdout.trim();
     const [job] = (await json(['status', id])).doc.result;

@@ -285,7 +285,15 @@ export class JobManager {
     references: readonly string[],
     options: ForgetOptions = {},
   ): Promise<ForgetResult[]> {
-    return forgetJobs(this.context, await resolveJobs(this.store, references), options);
+    let jobs = await resolveJobs(this.store, references);
+    // A job that ended a moment ago still reads active until it is polled: asked first (one
+    // poll per target), so a finished job is never refused as running.
+    const active = jobs.filter((job) => !isTerminal(job.state)).map((job) => job.id);
+    if (active.length > 0 && !options.force) {
+      await this.refresh({ ids: active });
+      jobs = await reread(this.context, jobs);
+    }
+    return forgetJobs(this.context, jobs, options);
   }
 
   /** Forget every terminal job that ended longer ago than `olderThanMs` (as `forget`). */
