@@ -18,14 +18,14 @@ beforeAll(() => {
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 function install(env: Record<string, string>) {
+  // This process's environment (npm needs its certificate settings to reach the registry),
+  // without the install's own settings unless a case sets them.
+  const base: NodeJS.ProcessEnv = { ...process.env };
+  delete base.YONDER_PREFIX;
+  delete base.YONDER_PACKAGES;
   return spawnSync('bash', [join(ROOT, 'scripts', 'install.sh')], {
     // The suite's own build is current (requireCliBuild): not built again under running tests.
-    env: {
-      PATH: process.env.PATH ?? '/usr/bin:/bin',
-      CI: process.env.CI ?? '',
-      YONDER_INSTALL_PREBUILT: '1',
-      ...env,
-    },
+    env: { ...base, YONDER_INSTALL_PREBUILT: '1', ...env },
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'pipe'],
     timeout: 600_000,
